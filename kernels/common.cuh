@@ -1,0 +1,160 @@
+// forge: shared framing for every kernel family (see kernels/ABI.md, the binding contract).
+//
+// Compiled by NVRTC as the second part of one translation unit:
+//   [generated #define prelude] + common.cuh + <family>.cu
+// NVRTC has no include path, so this file includes nothing and uses only builtin types.
+// Everything here is family-neutral: the mma_sync and the wgmma families both use it.
+
+#ifndef FORGE_COMMON_CUH
+#define FORGE_COMMON_CUH
+
+#if !defined(FORGE_BM) || !defined(FORGE_BN) || !defined(FORGE_BK)
+#error "forge: the prelude must define FORGE_BM, FORGE_BN and FORGE_BK"
+#endif
+// Defines a family may not need; defaults keep each family's prelude minimal.
+#ifndef FORGE_CLUSTER
+#define FORGE_CLUSTER 1
+#endif
+#ifndef FORGE_PERSISTENT
+#define FORGE_PERSISTENT 0
+#endif
+#ifndef FORGE_SPLITK
+#define FORGE_SPLITK 0
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// ABI structs (layout shared with the Rust host: keep in sync with src/device/).
+// ---------------------------------------------------------------------------------------------
+struct ForgeParams {
+    int M, N, K;   // C[M×N] = A[M×K] · B[N×K]ᵀ, all row-major f32
+    int group;     // swizzle band height in tiles (>= 1)
+    int raster_n;  // 1: bands of tile-rows walked along n; 0: m and n swapped
+    int splits;    // split-K count (>= 1); only read when FORGE_SPLITK == 1
+};                 // 24 bytes, passed by value
+
+struct alignas(64) ForgeTensorMap {
+    unsigned long long opaque[16];  // a CUtensorMap encoded by the host
+};
+
+// One work unit, decoded (ABI.md "Work decomposition").
+struct ForgeWork {
+    int tm, tn;               // cluster tile row / CTA tile column
+    int split;                // split-K index s
+    int kt_begin, kt_end;     // k-tile range [kt_begin, kt_end), kt_end >= kt_begin (may be empty)
+};
+
+// ---------------------------------------------------------------------------------------------
+// Small integer helpers (no <algorithm>, no CUDA math headers).
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ int forge_cdiv(int a, int b) { return (a + b - 1) / b; }
+__device__ __forceinline__ int forge_imin(int a, int b) { return a < b ? a : b; }
+__device__ __forceinline__ int forge_imax(int a, int b) { return a > b ? a : b; }
+
+// ---------------------------------------------------------------------------------------------
+// Work decomposition: host and kernel compute the same numbers.
+// ---------------------------------------------------------------------------------------------
+// Split count actually used: 1 unless the cubin was built for split-K.
+__device__ __forceinline__ int forge_splits(const ForgeParams& p) {
+    return FORGE_SPLITK ? forge_imax(p.splits, 1) : 1;
+}
+// A cluster covers FORGE_CLUSTER consecutive BM-row tiles.
+__device__ __forceinline__ int forge_tiles_m(const ForgeParams& p) {
+    return forge_cdiv(p.M, FORGE_BM * FORGE_CLUSTER);
+}
+__device__ __forceinline__ int forge_tiles_n(const ForgeParams& p) { return forge_cdiv(p.N, FORGE_BN); }
+__device__ __forceinline__ int forge_tiles(const ForgeParams& p) {
+    return forge_tiles_m(p) * forge_tiles_n(p);
+}
+__device__ __forceinline__ int forge_units(const ForgeParams& p) {
+    return forge_tiles(p) * forge_splits(p);
+}
+__device__ __forceinline__ int forge_k_tiles(const ForgeParams& p) { return forge_cdiv(p.K, FORGE_BK); }
+
+// k-tile range of split s: [s·per_split, min((s+1)·per_split, k_tiles)), clamped to be non-negative.
+__device__ __forceinline__ void forge_k_range(const ForgeParams& p, int splits, int s,
+                                              int& kt_begin, int& kt_end) {
+    const int k_tiles = forge_k_tiles(p);
+    const int per_split = forge_cdiv(k_tiles, splits);
+    kt_end = forge_imin((s + 1) * per_split, k_tiles);
+    kt_begin = forge_imin(s * per_split, kt_end);
+}
+
+// Tile index t → (tm, tn).
+// raster_n == 1: bands of `group` tile-rows; inside a band m runs fastest, bands walked along n.
+// raster_n == 0: the same with the roles of m and n swapped.
+// group == 1 with raster_n == 1 is plain row-major order (tn fastest).
+__device__ __forceinline__ void forge_swizzle(int t, int tiles_m, int tiles_n, int group,
+                                              int raster_n, int& tm, int& tn) {
+    group = forge_imax(group, 1);
+    const int major = raster_n ? tiles_m : tiles_n;  // the dimension cut into bands
+    const int minor = raster_n ? tiles_n : tiles_m;  // the dimension walked inside a band
+    const int band = group * minor;
+    const int first = (t / band) * group;
+    const int size = forge_imin(major - first, group);
+    const int r = t % band;
+    const int a = first + r % size;
+    const int b = r / size;
+    tm = raster_n ? a : b;
+    tn = raster_n ? b : a;
+}
+
+// Unit u → split s = u / tiles, tile t = u % tiles → (tm, tn), k-tile range.
+__device__ __forceinline__ ForgeWork forge_work_unit(const ForgeParams& p, int u) {
+    const int tiles_m = forge_tiles_m(p);
+    const int tiles_n = forge_tiles_n(p);
+    const int tiles = tiles_m * tiles_n;
+    const int splits = forge_splits(p);
+    ForgeWork w;
+    w.split = u / tiles;
+    forge_swizzle(u % tiles, tiles_m, tiles_n, p.group, p.raster_n, w.tm, w.tn);
+    forge_k_range(p, splits, w.split, w.kt_begin, w.kt_end);
+    return w;
+}
+
+// First row / column of the CTA with cluster rank `rank` (0 when FORGE_CLUSTER == 1).
+__device__ __forceinline__ int forge_row0(const ForgeWork& w, int rank) {
+    return (w.tm * FORGE_CLUSTER + rank) * FORGE_BM;
+}
+__device__ __forceinline__ int forge_col0(const ForgeWork& w) { return w.tn * FORGE_BN; }
+
+// Unit loop: unit = blockIdx.x / CLUSTER; persistent kernels step by gridDim.x / CLUSTER.
+__device__ __forceinline__ int forge_first_unit() { return (int)(blockIdx.x / FORGE_CLUSTER); }
+__device__ __forceinline__ int forge_unit_stride() { return (int)(gridDim.x / FORGE_CLUSTER); }
+
+// Where a unit's M×N result goes: C when not split, else its split's slice of the workspace
+// (workspace[s·M·N + m·N + n]).
+__device__ __forceinline__ float* forge_out_base(float* C, float* workspace, const ForgeParams& p,
+                                                 int splits, int split) {
+    return splits > 1 ? workspace + (long long)split * p.M * p.N : C;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Split-K reduction: C[i] = ws[0·MN + i] + ws[1·MN + i] + ... added in split order.
+// Any 1-D launch works (grid-stride); 4-wide when MN % 4 == 0 (ws, C from cuMemAlloc).
+// ---------------------------------------------------------------------------------------------
+extern "C" __global__ void forge_splitk_reduce(const float* __restrict__ ws, float* __restrict__ C,
+                                               int MN, int splits) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if ((MN & 3) == 0) {
+        const long long n4 = MN >> 2;
+        const float4* w4 = reinterpret_cast<const float4*>(ws);
+        float4* c4 = reinterpret_cast<float4*>(C);
+        for (long long i = first; i < n4; i += stride) {
+            float4 acc = w4[i];
+            for (int s = 1; s < splits; ++s) {
+                const float4 v = w4[(long long)s * n4 + i];
+                acc.x += v.x; acc.y += v.y; acc.z += v.z; acc.w += v.w;
+            }
+            c4[i] = acc;
+        }
+    } else {
+        for (long long i = first; i < MN; i += stride) {
+            float acc = ws[i];
+            for (int s = 1; s < splits; ++s) acc += ws[(long long)s * MN + i];
+            C[i] = acc;
+        }
+    }
+}
+
+#endif  // FORGE_COMMON_CUH

@@ -1,0 +1,390 @@
+// forge: TF32 GEMM on Hopper tensor cores through wgmma (sm_90a). See kernels/ABI.md.
+//
+// Compiled by NVRTC as the third part of one translation unit:
+//   [generated #define prelude] + common.cuh + wgmma_tf32.cu
+// No #include. Uses ForgeParams, ForgeTensorMap and the work decomposition from common.cuh.
+//
+// Structure (warp-specialized, TMA + mbarrier ring, cooperative consumers):
+//   warpgroup 0          producer: one elected thread issues the TMA loads of A (box {32, BM})
+//                        and B (box {32, BN/CLUSTER}) into a FORGE_STAGES-deep ring of smem stages;
+//                        it runs ahead across tile boundaries (the ring continues across tiles).
+//   warpgroups 1..WG     consumers: WG i owns rows [i·BM/WG, (i+1)·BM/WG) of the CTA tile, one or
+//                        two m64nBNk8 wgmma per k8 step, operands from smem (K-major, 128B swizzle).
+//   full[s]  (count 1)   producer arrive.expect_tx; completed by the TMA bytes of stage s.
+//   empty[s]             one arrive per consumer warp of every CTA in the cluster, sent once the
+//                        wgmmas that read stage s have completed (wgmma.wait_group).
+// Cluster 2: both CTAs share tn and take consecutive BM tiles; each loads half of B's box and
+// multicasts it to both, so empty[s] collects both CTAs' consumer warps.
+//
+// Numerics (ABI.md): the raw f32 bits go to the tensor cores (no cvt.rna); every accumulator starts
+// at +0 (zeroed registers, scale-d = 1 always) and adds its k8 steps in increasing K order.
+
+#ifndef FORGE_STAGES
+#define FORGE_STAGES 4
+#endif
+#ifndef FORGE_CONSUMER_WG
+#define FORGE_CONSUMER_WG 2
+#endif
+
+#define FWG_BM FORGE_BM
+#define FWG_BN FORGE_BN
+#define FWG_WG FORGE_CONSUMER_WG
+#define FWG_CL FORGE_CLUSTER
+#define FWG_ST FORGE_STAGES
+#define FWG_ROWS (FWG_BM / FWG_WG)       // rows per consumer warpgroup
+#define FWG_MB (FWG_ROWS / 64)           // m64 blocks per consumer warpgroup
+#define FWG_ACC (FWG_BN / 2)             // f32 accumulators per thread per m64 block
+#define FWG_A_BYTES (FWG_BM * 128)       // one stage of A: BM rows of 32 f32 (128 B)
+#define FWG_B_BYTES (FWG_BN * 128)
+#define FWG_STAGE_BYTES (FWG_A_BYTES + FWG_B_BYTES)
+#define FWG_THREADS (128 * (FWG_WG + 1))
+
+static_assert(FORGE_BK == 32, "wgmma_tf32: BK must be 32 (32 f32 = one 128-byte swizzle row)");
+static_assert(FWG_WG == 1 || FWG_WG == 2, "wgmma_tf32: FORGE_CONSUMER_WG is 1 or 2");
+static_assert(FWG_CL == 1 || FWG_CL == 2, "wgmma_tf32: FORGE_CLUSTER is 1 or 2");
+static_assert(FWG_ROWS % 64 == 0 && FWG_MB >= 1 && FWG_MB <= 2, "wgmma_tf32: BM/WG must be 64 or 128");
+static_assert(FWG_BN == 64 || FWG_BN == 128 || FWG_BN == 256, "wgmma_tf32: BN is 64, 128 or 256");
+static_assert(FWG_MB * FWG_ACC <= 128, "wgmma_tf32: more than 128 accumulators per thread");
+static_assert((FWG_BN / FWG_CL) % 8 == 0, "wgmma_tf32: B multicast slice must be whole 8-row atoms");
+static_assert(FWG_ST >= 2 && FWG_ST <= 8, "wgmma_tf32: FORGE_STAGES is 2..8");
+
+// ---------------------------------------------------------------------------------------------
+// PTX helpers
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ unsigned fwg_smem_u32(const void* p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ void fwg_mbar_init(unsigned bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void fwg_mbar_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void fwg_mbar_wait(unsigned bar, unsigned parity) {
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "FWG_WAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra FWG_WAIT_%=;\n"
+        "}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+// Consumer release of a stage: arrive on empty[s] of every CTA of the cluster.
+__device__ __forceinline__ void fwg_mbar_release(unsigned bar) {
+#if FORGE_CLUSTER == 1
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+#else
+#pragma unroll
+    for (unsigned c = 0; c < FWG_CL; ++c) {
+        asm volatile(
+            "{\n"
+            ".reg .b32 remote;\n"
+            "mapa.shared::cluster.u32 remote, %0, %1;\n"
+            "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+            "}\n" ::"r"(bar),
+            "r"(c)
+            : "memory");
+    }
+#endif
+}
+__device__ __forceinline__ void fwg_tma_load(unsigned dst, const ForgeTensorMap* map, int c0, int c1,
+                                             unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
+        "l"((unsigned long long)map), "r"(bar), "r"(c0), "r"(c1)
+        : "memory");
+}
+__device__ __forceinline__ void fwg_tma_load_mc(unsigned dst, const ForgeTensorMap* map, int c0,
+                                                int c1, unsigned bar, unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(dst),
+        "l"((unsigned long long)map), "r"(bar), "r"(c0), "r"(c1), "h"(mask)
+        : "memory");
+}
+__device__ __forceinline__ void fwg_cluster_sync() {
+#if FORGE_CLUSTER > 1
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ unsigned fwg_cluster_rank() {
+#if FORGE_CLUSTER > 1
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+#else
+    return 0;
+#endif
+}
+
+// wgmma shared-memory descriptor: K-major, 128-byte swizzle, 8-row atoms 1024 B apart (SBO),
+// LBO unused for swizzled K-major (1). Tiles are 1024-byte aligned, so base_offset = 0.
+__device__ __forceinline__ unsigned long long fwg_desc(unsigned smem_addr) {
+    return (unsigned long long)((smem_addr & 0x3FFFF) >> 4) | (1ull << 16) |
+           ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void fwg_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void fwg_wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void fwg_wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Keep the compiler from moving accumulator accesses across wgmma fence/commit/wait.
+__device__ __forceinline__ void fwg_fence_reg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+__device__ __forceinline__ void fwg_st2(float* p, float a, float b) {
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
+}
+
+// wgmma.mma_async m64nNk8 f32 += tf32 · tf32, both operands from shared memory (generated).
+__device__ __forceinline__ void forge_wgmma_n64(float* d, unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+        "{" 
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1;\n}\n"
+        :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void forge_wgmma_n128(float* d, unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+        "{" 
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1;\n}\n"
+        :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void forge_wgmma_n256(float* d, unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+        "{" 
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1;\n}\n"
+        :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(1));
+}
+
+template <int N>
+__device__ __forceinline__ void fwg_wgmma(float* d, unsigned long long da, unsigned long long db) {
+    if constexpr (N == 64) forge_wgmma_n64(d, da, db);
+    else if constexpr (N == 128) forge_wgmma_n128(d, da, db);
+    else forge_wgmma_n256(d, da, db);
+}
+
+// Store one m64×BN accumulator block of this thread (wgmma D fragment: register i of thread
+// (warp w, lane l) holds row w·16 + l/4 + 8·((i/2)%2), column (i/4)·8 + (l%4)·2 + i%2).
+__device__ __forceinline__ void fwg_store_block(float* out, const float* acc, int row, int col,
+                                                const ForgeParams& p, bool full) {
+    const long long ldc = p.N;
+    float* r0 = out + (long long)row * ldc + col;
+    float* r1 = r0 + 8 * ldc;
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < FWG_BN / 8; ++j) {
+            fwg_st2(r0 + 8 * j, acc[4 * j + 0], acc[4 * j + 1]);
+            fwg_st2(r1 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
+        }
+    } else {
+        const bool even = (p.N & 1) == 0;
+#pragma unroll
+        for (int j = 0; j < FWG_BN / 8; ++j) {
+            const int c = col + 8 * j;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                if (row + 8 * h >= p.M) continue;
+                float* q = (h ? r1 : r0) + 8 * j;
+                const float a = acc[4 * j + 2 * h], b = acc[4 * j + 2 * h + 1];
+                if (even && c + 1 < p.N) {
+                    fwg_st2(q, a, b);
+                } else {
+                    if (c < p.N) q[0] = a;
+                    if (c + 1 < p.N) q[1] = b;
+                }
+            }
+        }
+    }
+}
+
+#if FORGE_CLUSTER > 1
+extern "C" __global__ void __cluster_dims__(FORGE_CLUSTER, 1, 1) __launch_bounds__(FWG_THREADS, 1)
+#else
+extern "C" __global__ void __launch_bounds__(FWG_THREADS, 1)
+#endif
+forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ ForgeTensorMap tmB,
+           float* C, float* workspace, ForgeParams p) {
+    extern __shared__ unsigned char fwg_smem_raw[];
+    __shared__ __align__(8) unsigned long long fwg_bars[2 * FWG_ST];
+
+    // Stage s: A at base + s·STAGE_BYTES, B right after it; every tile 1024-byte aligned.
+    const unsigned base = (fwg_smem_u32(fwg_smem_raw) + 1023u) & ~1023u;
+    const unsigned full0 = fwg_smem_u32(&fwg_bars[0]);
+    const unsigned empty0 = fwg_smem_u32(&fwg_bars[FWG_ST]);
+    const int wg = threadIdx.x / 128;
+    const unsigned rank = fwg_cluster_rank();
+
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < FWG_ST; ++s) {
+            fwg_mbar_init(full0 + 8 * s, 1);
+            fwg_mbar_init(empty0 + 8 * s, FWG_CL * FWG_WG * 4);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmA) : "memory");
+        asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmB) : "memory");
+    }
+    __syncthreads();
+    fwg_cluster_sync();  // the peer's barriers exist before any remote arrive or multicast
+
+    const int units = forge_units(p);
+    const int splits = forge_splits(p);
+    const int stride = FORGE_PERSISTENT ? forge_unit_stride() : units;
+
+    if (wg == 0) {
+        // ---------------- producer warpgroup ----------------
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (threadIdx.x == 0) {
+            int stage = 0;
+            unsigned phase = 0;
+            for (int u = forge_first_unit(); u < units; u += stride) {
+                const ForgeWork w = forge_work_unit(p, u);
+                const int m0 = forge_row0(w, (int)rank);
+                const int n0 = forge_col0(w);
+                for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
+                    fwg_mbar_wait(empty0 + 8 * stage, phase ^ 1);
+                    const unsigned full = full0 + 8 * stage;
+                    const unsigned sa = base + stage * FWG_STAGE_BYTES;
+                    fwg_mbar_expect_tx(full, FWG_STAGE_BYTES);
+                    fwg_tma_load(sa, &tmA, kt * 32, m0, full);
+#if FORGE_CLUSTER == 1
+                    fwg_tma_load(sa + FWG_A_BYTES, &tmB, kt * 32, n0, full);
+#else
+                    fwg_tma_load_mc(sa + FWG_A_BYTES + rank * (FWG_BN / FWG_CL) * 128, &tmB, kt * 32,
+                                    n0 + (int)rank * (FWG_BN / FWG_CL), full,
+                                    (unsigned short)((1u << FWG_CL) - 1));
+#endif
+                    if (++stage == FWG_ST) { stage = 0; phase ^= 1; }
+                }
+            }
+        }
+    } else {
+        // ---------------- consumer warpgroups ----------------
+#if FORGE_CONSUMER_WG == 2
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+#else
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
+#endif
+        const int cw = wg - 1;
+        const int tid = threadIdx.x & 127;
+        const int warp = tid >> 5, lane = tid & 31;
+        float acc[FWG_MB][FWG_ACC];
+        int stage = 0;
+        unsigned phase = 0;
+        const unsigned long long da0 = fwg_desc(base + cw * FWG_ROWS * 128);
+        const unsigned long long db0 = fwg_desc(base + FWG_A_BYTES);
+
+        for (int u = forge_first_unit(); u < units; u += stride) {
+            const ForgeWork w = forge_work_unit(p, u);
+#pragma unroll
+            for (int mb = 0; mb < FWG_MB; ++mb)
+#pragma unroll
+                for (int i = 0; i < FWG_ACC; ++i) acc[mb][i] = 0.0f;
+
+            const int nk = w.kt_end - w.kt_begin;
+            if (nk > 0) {
+                int prev = 0;
+                for (int kt = 0; kt < nk; ++kt) {
+                    fwg_mbar_wait(full0 + 8 * stage, phase);
+                    const unsigned long long soff = (unsigned long long)((stage * FWG_STAGE_BYTES) >> 4);
+#pragma unroll
+                    for (int mb = 0; mb < FWG_MB; ++mb)
+#pragma unroll
+                        for (int i = 0; i < FWG_ACC; ++i) fwg_fence_reg(acc[mb][i]);
+                    fwg_wgmma_fence();
+#pragma unroll
+                    for (int k8 = 0; k8 < 4; ++k8)
+#pragma unroll
+                        for (int mb = 0; mb < FWG_MB; ++mb)
+                            fwg_wgmma<FWG_BN>(acc[mb], da0 + soff + mb * ((64 * 128) >> 4) + 2 * k8,
+                                              db0 + soff + 2 * k8);
+                    fwg_wgmma_commit();
+#pragma unroll
+                    for (int mb = 0; mb < FWG_MB; ++mb)
+#pragma unroll
+                        for (int i = 0; i < FWG_ACC; ++i) fwg_fence_reg(acc[mb][i]);
+                    if (kt > 0) {
+                        fwg_wgmma_wait<1>();  // k-tile kt-1 done: its stage may be refilled
+                        if (lane == 0) fwg_mbar_release(empty0 + 8 * prev);
+                    }
+                    prev = stage;
+                    if (++stage == FWG_ST) { stage = 0; phase ^= 1; }
+                }
+                fwg_wgmma_wait<0>();
+#pragma unroll
+                for (int mb = 0; mb < FWG_MB; ++mb)
+#pragma unroll
+                    for (int i = 0; i < FWG_ACC; ++i) fwg_fence_reg(acc[mb][i]);
+                if (lane == 0) fwg_mbar_release(empty0 + 8 * prev);
+            }
+
+            // Epilogue: registers → global (or this split's workspace slice).
+            float* out = forge_out_base(C, workspace, p, splits, w.split);
+            const int tile_r0 = forge_row0(w, (int)rank);
+            const int tile_c0 = forge_col0(w);
+            const bool full = (tile_r0 + FWG_BM <= p.M) && (tile_c0 + FWG_BN <= p.N) && ((p.N & 1) == 0);
+            const int row = tile_r0 + cw * FWG_ROWS + warp * 16 + (lane >> 2);
+            const int col = tile_c0 + 2 * (lane & 3);
+#pragma unroll
+            for (int mb = 0; mb < FWG_MB; ++mb) fwg_store_block(out, acc[mb], row + 64 * mb, col, p, full);
+        }
+    }
+    fwg_cluster_sync();  // no CTA leaves while its peer may still signal or write into it
+}

@@ -1,0 +1,408 @@
+//! The `forge` command line: parse, validate, hand to the library, print.
+
+use crate::arch::Arch;
+use crate::cost_model::CostModel;
+use crate::device::cache;
+use crate::device::timing::TimingConfig;
+use crate::profile::{Profile, Rule};
+use crate::schedule::{Dtype, Layout, Schedule};
+use crate::shape::Shape;
+use crate::space;
+use crate::tune::{self, TuneOptions};
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "forge",
+    version,
+    about = "GEMM autotuner and shape-adaptive kernel selector"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Rank every valid schedule with the CPU cost model (no GPU needed).
+    Rank {
+        #[arg(long)]
+        arch: String,
+        /// Comma-separated shapes: D2048 (= 2048x2048x2048) or MxNxK.
+        #[arg(long)]
+        shapes: String,
+        #[arg(long, default_value = "tf32")]
+        dtype: String,
+        /// Operand layout: tn (native: A M×K, B N×K), nn, tt, nt.
+        #[arg(long, default_value = "tn")]
+        layout: String,
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        #[arg(long)]
+        json: bool,
+        /// Explain one schedule: validity for each shape and its cost terms.
+        #[arg(long, value_name = "NAME")]
+        explain: Option<String>,
+    },
+    /// Benchmark the cost model's top picks on the GPU beside cuBLAS, gate them bit-exactly,
+    /// and write a dispatch profile and a run report.
+    Tune {
+        #[arg(long)]
+        arch: String,
+        #[arg(long)]
+        shapes: String,
+        #[arg(long, default_value = "tf32")]
+        dtype: String,
+        #[arg(long, default_value = "tn")]
+        layout: String,
+        /// Candidates per shape (the canonical schedule is always added).
+        #[arg(long, default_value_t = 8)]
+        top: usize,
+        /// Benchmark every valid schedule.
+        #[arg(long)]
+        exhaustive: bool,
+        /// Fail instead of writing a cost-model-only profile when no GPU is found.
+        #[arg(long)]
+        require_gpu: bool,
+        /// Profile to write (default profiles/<arch>-<device>.toml).
+        #[arg(long)]
+        profile: Option<PathBuf>,
+        /// Report directory (default reports/tune-<arch>-<device>-<date>).
+        #[arg(long)]
+        run_dir: Option<PathBuf>,
+        /// Re-measure shapes the run directory already holds.
+        #[arg(long)]
+        force: bool,
+        #[arg(long, default_value_t = 20261202)]
+        seed: u64,
+        /// Seconds without progress before a candidate counts as hung.
+        #[arg(long, default_value_t = 60)]
+        watchdog: u64,
+        /// Kernel cache directory (default $FORGE_CACHE or ~/.cache/forge).
+        #[arg(long)]
+        cache: Option<PathBuf>,
+        /// Longest time spent timing one kernel, seconds.
+        #[arg(long, default_value_t = 2.0)]
+        max_seconds: f64,
+        /// Skip plots and summary.
+        #[arg(long)]
+        no_plots: bool,
+    },
+    /// Show which schedule a profile picks for a shape, and why.
+    Select {
+        #[arg(long)]
+        profile: PathBuf,
+        shape: String,
+        #[arg(long, default_value = "tf32")]
+        dtype: String,
+        #[arg(long, default_value = "tn")]
+        layout: String,
+    },
+    /// Draw the plots and summary of a run report (any machine).
+    Plot {
+        run_dir: PathBuf,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Compile every kernel variant of the space through NVRTC and check ptxas's report.
+    CheckKernels {
+        #[arg(long, default_value = "sm_90a")]
+        arch: String,
+    },
+    /// (internal) Run one tuning job on the GPU and print JSON lines.
+    #[command(hide = true)]
+    Worker {
+        #[arg(long)]
+        job: PathBuf,
+    },
+}
+
+fn parse_common(
+    shapes: &str,
+    dtype: &str,
+    layout: &str,
+) -> anyhow::Result<(Vec<Shape>, Dtype, Layout)> {
+    Ok((Shape::parse_list(shapes)?, dtype.parse()?, layout.parse()?))
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Cmd::Rank {
+            arch,
+            shapes,
+            dtype,
+            layout,
+            top,
+            json,
+            explain,
+        } => {
+            let arch = Arch::by_name(&arch)?;
+            let (shapes, dtype, layout) = parse_common(&shapes, &dtype, &layout)?;
+            match explain {
+                Some(name) => explain_schedule(&arch, &shapes, layout, &name),
+                None => rank(&arch, &shapes, dtype, layout, top, json),
+            }
+        }
+        Cmd::Tune {
+            arch,
+            shapes,
+            dtype,
+            layout,
+            top,
+            exhaustive,
+            require_gpu,
+            profile,
+            run_dir,
+            force,
+            seed,
+            watchdog,
+            cache: cache_dir,
+            max_seconds,
+            no_plots,
+        } => {
+            Arch::by_name(&arch)?;
+            let (shapes, dtype, layout) = parse_common(&shapes, &dtype, &layout)?;
+            if top == 0 && !exhaustive {
+                bail!("--top must be at least 1");
+            }
+            let opts = TuneOptions {
+                arch: if arch == "sm_90" {
+                    "sm_90a".into()
+                } else {
+                    arch
+                },
+                shapes,
+                dtype,
+                layout,
+                top,
+                exhaustive,
+                require_gpu,
+                profile,
+                run_dir,
+                force,
+                seed,
+                watchdog_s: watchdog.max(1),
+                cache_dir: cache_dir.unwrap_or_else(cache::default_dir),
+                timing: TimingConfig {
+                    max_seconds,
+                    ..TimingConfig::default()
+                },
+                plots: !no_plots,
+                command: std::env::args().collect::<Vec<_>>().join(" "),
+            };
+            let start = std::time::Instant::now();
+            tune::tune(&opts)?;
+            eprintln!("tune took {:.1} s", start.elapsed().as_secs_f64());
+            Ok(())
+        }
+        Cmd::Select {
+            profile,
+            shape,
+            dtype,
+            layout,
+        } => {
+            let shape: Shape = shape.parse()?;
+            let dtype: Dtype = dtype.parse()?;
+            let layout: Layout = layout.parse()?;
+            let p = Profile::load(&profile)?;
+            let sel = p.select(dtype, layout, &shape);
+            println!("{}", sel.schedule);
+            match sel.rule {
+                Rule::Exact { entry } => {
+                    let e = &p.entries[entry];
+                    println!("rule: exact match in {}", profile.display());
+                    if let (Some(us), Some(ratio)) = (e.measured_us, e.ratio_vs_cublas) {
+                        println!(
+                            "measured {us:.1} µs, {:.1} TFLOP/s, {ratio:.3}x cuBLAS ({} on {})",
+                            e.tflops.unwrap_or(0.0),
+                            p.meta.date,
+                            p.meta.device_name
+                        );
+                    } else {
+                        println!(
+                            "predicted {:.1} µs (cost model only, not measured)",
+                            e.predicted_us
+                        );
+                    }
+                }
+                Rule::Nearest { entry, distance } => println!(
+                    "rule: nearest tuned shape in log space, {} (distance {distance:.3}), whose schedule is valid for {shape}",
+                    p.entries[entry].shape()
+                ),
+                Rule::Canonical => println!(
+                    "rule: no tuned {dtype}/{} shape has a schedule valid for {shape}: the canonical schedule",
+                    layout.as_str()
+                ),
+            }
+            Ok(())
+        }
+        Cmd::Plot { run_dir, out } => {
+            let report = crate::report::RunReport::load(&run_dir)?;
+            let out = out.unwrap_or(run_dir);
+            let files = crate::plot::render_all(&report, &out)?;
+            let summary = crate::summary::summary_markdown(&report);
+            let summary_path = out.join("summary.md");
+            crate::profile::write_atomically(&summary_path, summary.as_bytes())?;
+            for f in files.iter().chain(std::iter::once(&summary_path)) {
+                println!("{}", f.display());
+            }
+            Ok(())
+        }
+        Cmd::CheckKernels { arch } => check_kernels(&arch),
+        Cmd::Worker { job } => {
+            let text = std::fs::read(&job).with_context(|| format!("reading {}", job.display()))?;
+            let job: tune::protocol::Job = serde_json::from_slice(&text)?;
+            tune::worker::run(&job)?;
+            Ok(())
+        }
+    }
+}
+
+fn rank(
+    arch: &Arch,
+    shapes: &[Shape],
+    dtype: Dtype,
+    layout: Layout,
+    top: usize,
+    json: bool,
+) -> anyhow::Result<()> {
+    let model = CostModel::shipped();
+    let start = std::time::Instant::now();
+    let ranked = model.rank_many(arch, dtype, layout, shapes);
+    let elapsed = start.elapsed();
+    if json {
+        let out: Vec<serde_json::Value> = shapes
+            .iter()
+            .zip(&ranked)
+            .map(|(s, r)| {
+                serde_json::json!({
+                    "shape": s, "valid_schedules": r.len(),
+                    "ranked": r.iter().take(top).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    for (shape, r) in shapes.iter().zip(&ranked) {
+        println!(
+            "\n{shape} on {} ({}), {dtype}, layout {}: {} valid schedules",
+            arch.name,
+            arch.devices,
+            layout.as_str(),
+            r.len()
+        );
+        println!(
+            "{:>4}  {:<48} {:>10} {:>8} {:>6}  dominant term",
+            "rank", "schedule", "pred µs", "TFLOP/s", "%peak"
+        );
+        for (i, x) in r.iter().take(top).enumerate() {
+            println!(
+                "{:>4}  {:<48} {:>10.2} {:>8.1} {:>5.1}%  {}",
+                i + 1,
+                x.schedule.name(),
+                x.prediction.time_us,
+                x.prediction.tflops,
+                x.prediction.peak_fraction * 100.0,
+                x.prediction.dominant
+            );
+        }
+    }
+    eprintln!(
+        "\nranked {} shape(s) in {:.1} ms",
+        shapes.len(),
+        elapsed.as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+fn explain_schedule(
+    arch: &Arch,
+    shapes: &[Shape],
+    layout: Layout,
+    name: &str,
+) -> anyhow::Result<()> {
+    let schedule: Schedule = name.parse()?;
+    let model = CostModel::shipped();
+    println!("{schedule} on {}", arch.name);
+    println!(
+        "  {} threads, {} B shared memory, {} accumulators/thread",
+        schedule.threads(),
+        schedule.smem_bytes(),
+        schedule.accumulators_per_thread()
+    );
+    for shape in shapes {
+        match space::check(arch, &schedule, shape) {
+            Err(reason) => println!("{shape}: REJECTED: {reason}"),
+            Ok(()) => {
+                let p = model.predict(arch, &schedule, shape, layout);
+                let ranked = model.rank(arch, schedule.dtype, layout, shape);
+                let pos = ranked
+                    .iter()
+                    .position(|r| r.schedule == schedule)
+                    .map_or(0, |p| p + 1);
+                println!(
+                    "{shape}: valid, rank {pos} of {}: {:.2} µs, {:.1} TFLOP/s ({:.1}% of peak), dominated by {}",
+                    ranked.len(),
+                    p.time_us,
+                    p.tflops,
+                    p.peak_fraction * 100.0,
+                    p.dominant
+                );
+                let t = &p.terms;
+                println!(
+                    "    main loop {:.2} µs (compute {:.2}, smem {:.2}, L2 {:.2}, DRAM {:.2}); tail wave {:.2}; latency {:.2}; epilogue {:.2}; launch {:.2}; split-K {:.2}; transpose {:.2}",
+                    t.mainloop_us,
+                    t.compute_us,
+                    t.smem_us,
+                    t.l2_us,
+                    t.dram_us,
+                    t.tail_wave_us,
+                    t.latency_us,
+                    t.epilogue_us,
+                    t.launch_us,
+                    t.split_k_us,
+                    t.transpose_us
+                );
+                println!(
+                    "    {:.2} waves (last {:.0}% full), {} CTAs/SM; DRAM {:.1} MB, L2 {:.1} MB; persistence saved {:.2} µs, multicast {:.2} µs",
+                    t.waves,
+                    t.tail_efficiency * 100.0,
+                    t.ctas_per_sm,
+                    t.dram_bytes / 1e6,
+                    t.l2_bytes / 1e6,
+                    t.persistent_savings_us,
+                    t.cluster_savings_us
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Compiles every distinct kernel variant the space can produce for `arch`.
+fn check_kernels(arch_name: &str) -> anyhow::Result<()> {
+    let arch = Arch::by_name(arch_name)?;
+    let report = crate::kernel_check::check_all(&arch)?;
+    for line in &report.lines {
+        println!("{line}");
+    }
+    println!(
+        "{} variants compiled, {} clean, {} failed",
+        report.total,
+        report.clean,
+        report.failed.len()
+    );
+    if !report.failed.is_empty() {
+        for f in &report.failed {
+            eprintln!("FAILED {f}");
+        }
+        bail!(
+            "{} kernel variant(s) failed the ptxas check",
+            report.failed.len()
+        );
+    }
+    Ok(())
+}

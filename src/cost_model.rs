@@ -1,0 +1,1043 @@
+//! Analytical cost model: predicts the run time of one schedule on one problem, and ranks the
+//! schedule space. Pure (no device code); every constant lives in `cost_model/model.toml` and
+//! every formula is documented in `cost_model/README.md`.
+//!
+//! The model works per *batch*: the set of CTAs that are resident together (a full wave of
+//! `SMs × CTAs/SM`, or the tail). A batch's main loop is bound by the slowest of tensor-core
+//! compute, shared-memory, L2 and DRAM traffic (plus a small non-overlap loss), or by pipeline
+//! latency; fill/drain, epilogue and CTA start-up are added per batch, reduced by persistence.
+
+use crate::arch::Arch;
+use crate::schedule::{Dtype, Family, Layout, Raster, Schedule, WorkGrid};
+use crate::shape::Shape;
+use crate::space;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// The shipped constants.
+const SHIPPED: &str = include_str!("../cost_model/model.toml");
+
+/// Architecture-independent constants (`[global]` in model.toml).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GlobalConstants {
+    pub launch_us: f64,
+    pub reduce_launch_us: f64,
+    pub transpose_launch_us: f64,
+    pub transpose_efficiency: f64,
+    pub dram_efficiency: f64,
+    pub l2_effective_fraction: f64,
+    pub smem_reserved_per_cta_bytes: u32,
+    pub register_granularity: u32,
+    pub overlap_loss: f64,
+    pub load_latency_clk: f64,
+    pub pipeline_latency_clk: f64,
+    pub epilogue_fixed_clk: f64,
+    pub epilogue_bytes_per_clk_per_sm: f64,
+    pub smem_bytes_per_clk_per_sm: f64,
+    pub persistent_unit_clk: f64,
+    pub l2_port_bytes_per_clk_per_sm: f64,
+}
+
+/// Per-family constants (`[family.*]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyConstants {
+    pub reg_overhead: u32,
+    pub cta_prologue_clk: f64,
+    pub fill_hidden_persistent: f64,
+    pub epilogue_overlap_persistent: f64,
+    /// Fraction of the SM's tensor peak one CTA can drive, keyed by worker count.
+    pub issue_fraction: BTreeMap<String, f64>,
+    /// Achievable main-loop fraction of the dense tensor peak, keyed by arch name (+ default).
+    pub efficiency: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyTable {
+    pub mma_sync: FamilyConstants,
+    pub wgmma: FamilyConstants,
+}
+
+/// The model: every constant of `cost_model/model.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostModel {
+    pub global: GlobalConstants,
+    /// L2 → SM bandwidth per SM per clock, keyed by arch name (+ default).
+    pub l2_bytes_per_clk_per_sm: BTreeMap<String, f64>,
+    pub family: FamilyTable,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CostModelError {
+    #[error("cost model constants are not valid TOML for the model: {0}")]
+    Toml(#[from] Box<toml::de::Error>),
+    #[error("cost model constant {key} = {value} is out of range: {why}")]
+    Range {
+        key: String,
+        value: f64,
+        why: &'static str,
+    },
+    #[error("cost model table {table} has no `default` entry")]
+    NoDefault { table: String },
+}
+
+/// The term that dominates a prediction: why a schedule ranks where it does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Term {
+    Compute,
+    SharedMemory,
+    L2,
+    Dram,
+    /// Pipeline fill/drain and K-loop latency the stages do not hide.
+    Latency,
+    Epilogue,
+    Launch,
+    TailWave,
+    SplitKReduce,
+    Transpose,
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Term::Compute => "tensor-core compute",
+            Term::SharedMemory => "shared-memory bandwidth",
+            Term::L2 => "L2 bandwidth",
+            Term::Dram => "DRAM bandwidth",
+            Term::Latency => "pipeline latency (fill/drain)",
+            Term::Epilogue => "epilogue stores",
+            Term::Launch => "launch and CTA start-up",
+            Term::TailWave => "wave quantization (tail wave, idle SMs)",
+            Term::SplitKReduce => "split-K workspace and reduction",
+            Term::Transpose => "operand transpose pre-pass",
+        })
+    }
+}
+
+/// The parts of a prediction. Additive terms (µs) sum to `Prediction::time_us`:
+/// `mainloop_us + tail_wave_us + latency_us + epilogue_us + launch_us + split_k_us + transpose_us`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Terms {
+    /// Main loop at full occupancy, spread evenly over every SM (no quantization): the binding
+    /// resource below plus the `overlap_loss` share of the others.
+    pub mainloop_us: f64,
+    /// Tensor-core time of the main loop at the family's achievable rate (balanced, µs).
+    pub compute_us: f64,
+    /// Shared-memory time of the main loop: TMA/cp.async writes + MMA operand reads (balanced).
+    pub smem_us: f64,
+    /// L2 → SM time of operand loads and C stores (balanced).
+    pub l2_us: f64,
+    /// DRAM time of operand traffic after L2 reuse, plus C (balanced).
+    pub dram_us: f64,
+    /// Time the whole waves + tail take beyond the balanced main loop (wave quantization).
+    pub tail_wave_us: f64,
+    /// Pipeline fill + K-loop drain per unit and latency the stages do not cover (additive).
+    pub latency_us: f64,
+    /// Epilogue (C stores) not overlapped with other work (additive).
+    pub epilogue_us: f64,
+    /// Kernel launch + CTA start-up not overlapped (additive).
+    pub launch_us: f64,
+    /// Split-K reduction kernel: launch + reading the workspace + writing C (additive).
+    pub split_k_us: f64,
+    /// Transpose pre-pass of non-TN operands (additive).
+    pub transpose_us: f64,
+    /// What persistence saved on fill, epilogue and CTA start-up (informational, ≥ 0).
+    pub persistent_savings_us: f64,
+    /// What cluster multicast saved on the L2 term (informational, ≥ 0).
+    pub cluster_savings_us: f64,
+    /// CTAs to run / (SMs × CTAs per SM).
+    pub waves: f64,
+    /// waves / ceil(waves): how full the last wave is.
+    pub tail_efficiency: f64,
+    /// Bytes moved to and from DRAM (operands after L2 reuse, C, split-K workspace, transposes).
+    pub dram_bytes: f64,
+    /// Bytes moved between L2 and the SMs by the GEMM kernel.
+    pub l2_bytes: f64,
+    /// Shared-memory traffic (writes + reads) of the GEMM kernel.
+    pub smem_bytes: f64,
+    pub ctas_per_sm: u32,
+}
+
+/// One prediction.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub time_us: f64,
+    pub tflops: f64,
+    /// tflops / the arch's dense tensor peak for the dtype.
+    pub peak_fraction: f64,
+    pub terms: Terms,
+    pub dominant: Term,
+}
+
+/// One ranked schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Ranked {
+    pub schedule: Schedule,
+    pub prediction: Prediction,
+}
+
+/// Per-family constants resolved for one arch.
+#[derive(Clone, Copy, Debug)]
+struct FamilyCtx {
+    efficiency: f64,
+    issue: [f64; 9],
+    reg_overhead: u32,
+    prologue_clk: f64,
+    fill_hidden: f64,
+    epilogue_overlap: f64,
+}
+
+/// Everything of the model and the arch that does not depend on the schedule, in the units
+/// predict needs (µs, bytes per µs).
+#[derive(Clone, Copy, Debug)]
+struct Ctx<'a> {
+    g: &'a GlobalConstants,
+    arch: &'a Arch,
+    clock_mhz: f64,
+    sms: f64,
+    /// Aggregate L2 → SM bandwidth, bytes/µs.
+    l2_bw: f64,
+    /// One SM's L2 port, bytes/µs.
+    l2_port: f64,
+    /// Effective DRAM bandwidth, bytes/µs.
+    dram_bw: f64,
+    /// Shared-memory bandwidth per SM, bytes/µs.
+    smem_bw: f64,
+    l2_reuse_bytes: f64,
+    families: [FamilyCtx; 2],
+}
+
+fn lookup(table: &BTreeMap<String, f64>, arch: &str) -> f64 {
+    table
+        .get(arch)
+        .or_else(|| table.get("default"))
+        .copied()
+        .unwrap_or(1.0)
+}
+
+fn family_index(f: Family) -> usize {
+    match f {
+        Family::MmaSync => 0,
+        Family::Wgmma => 1,
+    }
+}
+
+impl FamilyCtx {
+    fn new(c: &FamilyConstants, arch: &str) -> FamilyCtx {
+        let mut issue = [1.0; 9];
+        for (workers, v) in &c.issue_fraction {
+            if let Ok(w) = workers.parse::<usize>()
+                && w < issue.len()
+            {
+                issue[w] = *v;
+            }
+        }
+        FamilyCtx {
+            efficiency: lookup(&c.efficiency, arch),
+            issue,
+            reg_overhead: c.reg_overhead,
+            prologue_clk: c.cta_prologue_clk,
+            fill_hidden: c.fill_hidden_persistent,
+            epilogue_overlap: c.epilogue_overlap_persistent,
+        }
+    }
+}
+
+impl<'a> Ctx<'a> {
+    fn new(m: &'a CostModel, arch: &'a Arch) -> Ctx<'a> {
+        let g = &m.global;
+        let clock_mhz = arch.boost_clock_mhz.max(1.0);
+        let sms = arch.sm_count.max(1) as f64;
+        Ctx {
+            g,
+            arch,
+            clock_mhz,
+            sms,
+            l2_bw: lookup(&m.l2_bytes_per_clk_per_sm, &arch.name) * sms * clock_mhz,
+            l2_port: g.l2_port_bytes_per_clk_per_sm * clock_mhz,
+            dram_bw: arch.dram_bandwidth_gbs * 1e3 * g.dram_efficiency,
+            smem_bw: g.smem_bytes_per_clk_per_sm * clock_mhz,
+            l2_reuse_bytes: arch.l2_bytes as f64 * g.l2_effective_fraction,
+            families: [
+                FamilyCtx::new(&m.family.mma_sync, &arch.name),
+                FamilyCtx::new(&m.family.wgmma, &arch.name),
+            ],
+        }
+    }
+}
+
+/// Fraction of a reuse set kept in L2 when `ratio` = usable L2 / footprint: all at ≥ 1,
+/// none at ≤ 1/2 (LRU thrashes), linear in between.
+fn kept(ratio: f64) -> f64 {
+    (2.0 * ratio - 1.0).clamp(0.0, 1.0)
+}
+
+/// Main-loop times of one batch (all µs).
+#[derive(Clone, Copy, Debug)]
+struct Batch {
+    compute: f64,
+    smem: f64,
+    l2: f64,
+    dram: f64,
+    /// Resource bound with the overlap loss.
+    mix: f64,
+    /// max(mix, pipeline latency bound) + overlap_loss × min(mix, latency bound).
+    main: f64,
+}
+
+/// Per-unit quantities of one schedule on one shape.
+#[derive(Clone, Copy, Debug)]
+struct Unit {
+    compute: f64,
+    issue: f64,
+    smem: f64,
+    l2_bytes: f64,
+    l2_bytes_no_multicast: f64,
+    dram_bytes: f64,
+    latency: f64,
+}
+
+impl Unit {
+    fn batch(&self, ctx: &Ctx, j: f64, active: f64, overlap_loss: f64) -> Batch {
+        let compute = j * self.compute / (j * self.issue).min(1.0);
+        let smem = j * self.smem;
+        let l2 = (self.l2_bytes * active / ctx.l2_bw).max(self.l2_bytes * j / ctx.l2_port);
+        let dram = self.dram_bytes * active / ctx.dram_bw;
+        let bound = compute.max(smem).max(l2).max(dram);
+        let mix = bound + overlap_loss * (compute + smem + l2 + dram - bound);
+        Batch {
+            compute,
+            smem,
+            l2,
+            dram,
+            mix,
+            // The latency bound overlaps the resources but not perfectly: shallow pipelines
+            // pay a little even when they are not latency-bound.
+            main: mix.max(self.latency) + overlap_loss * mix.min(self.latency),
+        }
+    }
+}
+
+impl CostModel {
+    /// The constants shipped in `cost_model/model.toml`.
+    pub fn shipped() -> CostModel {
+        CostModel::from_toml(SHIPPED).expect("cost_model/model.toml is valid")
+    }
+
+    /// Parses and validates a constants file.
+    pub fn from_toml(text: &str) -> Result<CostModel, CostModelError> {
+        let model: CostModel = toml::from_str(text).map_err(Box::new)?;
+        model.validate()?;
+        Ok(model)
+    }
+
+    fn validate(&self) -> Result<(), CostModelError> {
+        let g = &self.global;
+        let range = |key: &str, value: f64, lo: f64, hi: f64, why| {
+            if value.is_finite() && value >= lo && value <= hi {
+                Ok(())
+            } else {
+                Err(CostModelError::Range {
+                    key: key.to_string(),
+                    value,
+                    why,
+                })
+            }
+        };
+        const NONNEG: &str = "must be finite and at least 0";
+        const FRACTION: &str = "must be a fraction in (0, 1]";
+        const SHARE: &str = "must be within [0, 1]";
+        const POSITIVE: &str = "must be positive";
+        let big = f64::MAX;
+        for (k, v) in [
+            ("global.launch_us", g.launch_us),
+            ("global.reduce_launch_us", g.reduce_launch_us),
+            ("global.transpose_launch_us", g.transpose_launch_us),
+            ("global.load_latency_clk", g.load_latency_clk),
+            ("global.pipeline_latency_clk", g.pipeline_latency_clk),
+            ("global.epilogue_fixed_clk", g.epilogue_fixed_clk),
+            ("global.persistent_unit_clk", g.persistent_unit_clk),
+        ] {
+            range(k, v, 0.0, big, NONNEG)?;
+        }
+        for (k, v) in [
+            ("global.transpose_efficiency", g.transpose_efficiency),
+            ("global.dram_efficiency", g.dram_efficiency),
+            ("global.l2_effective_fraction", g.l2_effective_fraction),
+        ] {
+            range(k, v, 1e-6, 1.0, FRACTION)?;
+        }
+        range("global.overlap_loss", g.overlap_loss, 0.0, 1.0, SHARE)?;
+        for (k, v) in [
+            (
+                "global.epilogue_bytes_per_clk_per_sm",
+                g.epilogue_bytes_per_clk_per_sm,
+            ),
+            (
+                "global.smem_bytes_per_clk_per_sm",
+                g.smem_bytes_per_clk_per_sm,
+            ),
+            (
+                "global.l2_port_bytes_per_clk_per_sm",
+                g.l2_port_bytes_per_clk_per_sm,
+            ),
+            ("global.register_granularity", g.register_granularity as f64),
+        ] {
+            range(k, v, 1e-9, big, POSITIVE)?;
+        }
+        if !self.l2_bytes_per_clk_per_sm.contains_key("default") {
+            return Err(CostModelError::NoDefault {
+                table: "l2_bytes_per_clk_per_sm".into(),
+            });
+        }
+        for (arch, v) in &self.l2_bytes_per_clk_per_sm {
+            range(
+                &format!("l2_bytes_per_clk_per_sm.{arch}"),
+                *v,
+                1e-9,
+                big,
+                POSITIVE,
+            )?;
+        }
+        for (name, f) in [
+            ("mma_sync", &self.family.mma_sync),
+            ("wgmma", &self.family.wgmma),
+        ] {
+            if !f.efficiency.contains_key("default") {
+                return Err(CostModelError::NoDefault {
+                    table: format!("family.{name}.efficiency"),
+                });
+            }
+            for (arch, v) in &f.efficiency {
+                range(
+                    &format!("family.{name}.efficiency.{arch}"),
+                    *v,
+                    1e-6,
+                    1.0,
+                    FRACTION,
+                )?;
+            }
+            for (w, v) in &f.issue_fraction {
+                range(
+                    &format!("family.{name}.issue_fraction.{w}"),
+                    *v,
+                    1e-6,
+                    1.0,
+                    FRACTION,
+                )?;
+            }
+            range(
+                &format!("family.{name}.cta_prologue_clk"),
+                f.cta_prologue_clk,
+                0.0,
+                big,
+                NONNEG,
+            )?;
+            range(
+                &format!("family.{name}.fill_hidden_persistent"),
+                f.fill_hidden_persistent,
+                0.0,
+                1.0,
+                SHARE,
+            )?;
+            range(
+                &format!("family.{name}.epilogue_overlap_persistent"),
+                f.epilogue_overlap_persistent,
+                0.0,
+                1.0,
+                SHARE,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Predicted time and its terms for one schedule (valid or not: check with `space::check`).
+    pub fn predict(&self, arch: &Arch, s: &Schedule, shape: &Shape, layout: Layout) -> Prediction {
+        predict_in(&Ctx::new(self, arch), s, shape, layout)
+    }
+
+    /// Valid schedules (space::check) ranked fastest first; ties broken by name for determinism.
+    pub fn rank(&self, arch: &Arch, dtype: Dtype, layout: Layout, shape: &Shape) -> Vec<Ranked> {
+        let ctx = Ctx::new(self, arch);
+        rank_in(&ctx, schedules_by_name(dtype), layout, shape)
+    }
+
+    /// [`CostModel::rank`] for many shapes, in parallel over shapes (results in input order).
+    pub fn rank_many(
+        &self,
+        arch: &Arch,
+        dtype: Dtype,
+        layout: Layout,
+        shapes: &[Shape],
+    ) -> Vec<Vec<Ranked>> {
+        let ctx = Ctx::new(self, arch);
+        let all = schedules_by_name(dtype);
+        shapes
+            .par_iter()
+            .map(|shape| rank_in(&ctx, all, layout, shape))
+            .collect()
+    }
+}
+
+/// Every schedule of the space for a dtype, sorted by canonical name (computed once): an
+/// index into this list is a name order, so ranking breaks time ties without building names.
+fn schedules_by_name(dtype: Dtype) -> &'static [Schedule] {
+    static TABLES: [OnceLock<Vec<Schedule>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = match dtype {
+        Dtype::Tf32 => 0,
+        Dtype::Bf16 => 1,
+        Dtype::Fp16 => 2,
+    };
+    TABLES[slot].get_or_init(|| {
+        let mut all = space::all_schedules(dtype);
+        all.sort_by_cached_key(Schedule::name);
+        all
+    })
+}
+
+/// Ranks `by_name` (sorted by name) for one shape: time, then name.
+fn rank_in(ctx: &Ctx, by_name: &[Schedule], layout: Layout, shape: &Shape) -> Vec<Ranked> {
+    let valid: Vec<Ranked> = by_name
+        .iter()
+        .filter(|s| space::check(ctx.arch, s, shape).is_ok())
+        .map(|s| Ranked {
+            schedule: *s,
+            prediction: predict_in(ctx, s, shape, layout),
+        })
+        .collect();
+    // Sort small (time, index) keys, not the records; `valid` keeps name order, so the index
+    // breaks ties by name.
+    let mut order: Vec<(f64, u32)> = valid
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.prediction.time_us, i as u32))
+        .collect();
+    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    order.iter().map(|&(_, i)| valid[i as usize]).collect()
+}
+
+/// DRAM bytes of the operands after L2 reuse (see README, "DRAM and L2 reuse").
+fn operand_dram_bytes(
+    ctx: &Ctx,
+    s: &Schedule,
+    shape: &Shape,
+    grid: &WorkGrid,
+    resident_tiles: f64,
+) -> f64 {
+    let elem = s.dtype.operand_bytes() as f64;
+    let splits = s.split_k as f64;
+    let k_split = shape.k as f64 / splits;
+    let a = shape.m as f64 * k_split * elem;
+    let b = shape.n as f64 * k_split * elem;
+    let (tm, tn) = (grid.tiles_m as f64, grid.tiles_n as f64);
+    // Row raster: bands of `group` tile rows walked along N, so A panels are the band operand
+    // (reused across the waves of a band) and B panels the streamed one. Column swaps roles.
+    let (outer, inner, band_bytes, stream_bytes) = match s.raster {
+        Raster::Row => (tm, tn, a, b),
+        Raster::Column => (tn, tm, b, a),
+    };
+    let w = resident_tiles.min(outer * inner).max(1.0);
+    let group = (s.group as f64).min(outer);
+    // Extent of one wave: rows along the band direction and columns along the walk.
+    let rows = group.max(w / inner).min(w).min(outer);
+    let cols = (w / group).min(inner).max(1.0);
+    let stream_reads = (outer / rows).max(1.0);
+    let footprint = rows * band_bytes / outer + cols * stream_bytes / inner;
+    let keep_band = kept(ctx.l2_reuse_bytes / footprint);
+    let band_reads = 1.0 + ((inner / cols).max(1.0) - 1.0) * (1.0 - keep_band);
+    let keep_all = kept(ctx.l2_reuse_bytes / (a + b));
+    let stream_reads = 1.0 + (stream_reads - 1.0) * (1.0 - keep_all);
+    let band_reads = 1.0 + (band_reads - 1.0) * (1.0 - keep_all);
+    splits * (band_bytes * band_reads + stream_bytes * stream_reads)
+}
+
+fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Prediction {
+    let g = ctx.g;
+    let arch = ctx.arch;
+    let fam = &ctx.families[family_index(s.family)];
+    let clock = ctx.clock_mhz; // clocks per µs
+    let elem = s.dtype.operand_bytes() as f64;
+    let (bm, bn, bk) = (s.tile.bm as f64, s.tile.bn as f64, s.tile.bk as f64);
+    let (m, n, k) = (shape.m as f64, shape.n as f64, shape.k as f64);
+    let grid = s.work_grid(shape);
+    let cluster = s.cluster.max(1) as f64;
+    let splits = s.split_k.max(1) as f64;
+    let k_unit = grid.k_tiles_per_unit.max(1) as f64;
+
+    // Occupancy: CTAs per SM from shared memory, registers, threads and the CTA limit.
+    let threads = s.threads().max(1);
+    let gran = g.register_granularity.max(1);
+    let regs = (s.accumulators_per_thread() + fam.reg_overhead)
+        .div_ceil(gran)
+        .saturating_mul(gran)
+        .min(arch.max_registers_per_thread.max(1));
+    let by_regs = arch.registers_per_sm / (regs * threads).max(1);
+    let by_smem = arch.smem_per_sm_bytes / (s.smem_bytes() + g.smem_reserved_per_cta_bytes).max(1);
+    let by_threads = arch.max_threads_per_sm / threads;
+    let ctas_per_sm = by_regs
+        .min(by_smem)
+        .min(by_threads)
+        .min(arch.max_ctas_per_sm)
+        .max(1);
+    let j_full = ctas_per_sm as f64;
+    let slots = ((ctx.sms * j_full / cluster).floor() * cluster).max(cluster);
+
+    // Per-unit work.
+    let rate = match s.dtype {
+        Dtype::Tf32 => arch.tensor_flops_per_clock_per_sm.tf32,
+        Dtype::Bf16 => arch.tensor_flops_per_clock_per_sm.bf16,
+        Dtype::Fp16 => arch.tensor_flops_per_clock_per_sm.fp16,
+    }
+    .max(1.0);
+    let flops_unit = 2.0 * bm * bn * bk * k_unit;
+    let compute_unit = flops_unit / (rate * clock * fam.efficiency);
+    let workers = s.workers as usize;
+    let issue = fam.issue[workers.min(fam.issue.len() - 1)];
+    let smem_reads_per_ktile = match s.family {
+        Family::MmaSync => {
+            // Each warp reads its A rows and B columns: (wm × wn) warps, reads BM·wn + BN·wm.
+            let (wm, wn) = if s.workers >= 8 {
+                (4.0, 2.0)
+            } else {
+                (2.0, 2.0)
+            };
+            (bm * wn + bn * wm).min(bm * wm + bn * wn) * bk
+        }
+        Family::Wgmma => (bm + s.workers as f64 * bn) * bk,
+    };
+    let smem_per_unit = k_unit * ((bm + bn) * bk + smem_reads_per_ktile) * elem;
+    let k_span = k_unit * bk;
+    let c_tile_bytes = bm * bn * 4.0;
+    let multicast = if s.family == Family::Wgmma && s.cluster > 1 {
+        cluster
+    } else {
+        1.0
+    };
+    let l2_unit = k_span * (bm + bn / multicast) * elem + c_tile_bytes;
+    let l2_unit_nomc = k_span * (bm + bn) * elem + c_tile_bytes;
+
+    // CTAs to run and the DRAM traffic they cause.
+    let n_cta = grid.units as f64 * cluster;
+    let resident_tiles = (slots / cluster).min(grid.tiles as f64);
+    let c_bytes = splits * m * n * 4.0;
+    let dram_main = operand_dram_bytes(ctx, s, shape, &grid, resident_tiles) + c_bytes;
+    let unit = Unit {
+        compute: compute_unit,
+        issue,
+        smem: smem_per_unit / ctx.smem_bw,
+        l2_bytes: l2_unit,
+        l2_bytes_no_multicast: l2_unit_nomc,
+        dram_bytes: dram_main / n_cta,
+        latency: k_unit * g.pipeline_latency_clk
+            / (s.stages.saturating_sub(1).max(1) as f64)
+            / clock,
+    };
+
+    // Waves: whole batches of `slots` CTAs, then a tail spread over the SMs.
+    let full = (n_cta / slots).floor();
+    let rem = n_cta - full * slots;
+    let full_batch = unit.batch(ctx, j_full, slots, g.overlap_loss);
+    let mut mainloop_q = full * full_batch.main;
+    let mut batches = full;
+    if rem > 0.0 {
+        let j_tail = (rem / ctx.sms).ceil().min(j_full);
+        mainloop_q += unit.batch(ctx, j_tail, rem, g.overlap_loss).main;
+        batches += 1.0;
+    }
+    let waves = n_cta / slots;
+    let ideal_mix = waves * full_batch.mix;
+    let ideal_main = waves * full_batch.main;
+    let tail_wave_us = (mainloop_q - ideal_main).max(0.0);
+
+    // Per-batch overheads: fill + drain, epilogue, CTA start-up (co-resident CTAs hide all
+    // but one unit's worth per batch; persistence hides more).
+    let fill_unit = g.load_latency_clk / clock + compute_unit / k_unit;
+    let epi_unit = (g.epilogue_fixed_clk + c_tile_bytes / g.epilogue_bytes_per_clk_per_sm) / clock;
+    let prologue = fam.prologue_clk / clock;
+    let np_overhead = batches * (fill_unit + epi_unit + prologue);
+    let (fill_us, epi_us, cta_us) = if s.persistent {
+        let more = batches - 1.0;
+        (
+            fill_unit + more * fill_unit * (1.0 - fam.fill_hidden),
+            epi_unit + more * epi_unit * (1.0 - fam.epilogue_overlap),
+            prologue + more * g.persistent_unit_clk / clock,
+        )
+    } else {
+        (batches * fill_unit, batches * epi_unit, batches * prologue)
+    };
+    let persistent_savings_us = if s.persistent {
+        (np_overhead - (fill_us + epi_us + cta_us)).max(0.0)
+    } else {
+        0.0
+    };
+    let cluster_savings_us = if multicast > 1.0 {
+        let l2_nomc = (unit.l2_bytes_no_multicast * slots / ctx.l2_bw)
+            .max(unit.l2_bytes_no_multicast * j_full / ctx.l2_port);
+        (waves * (l2_nomc - full_batch.l2)).max(0.0)
+    } else {
+        0.0
+    };
+
+    // Split-K reduction: read every partial, write C; from L2 when the workspace fits.
+    let mut dram_bytes = dram_main;
+    let split_k_us = if s.split_k > 1 {
+        let ws = splits * m * n * 4.0;
+        let bytes = ws + m * n * 4.0;
+        let bw = if ws <= ctx.l2_reuse_bytes {
+            ctx.l2_bw
+        } else {
+            dram_bytes += bytes;
+            ctx.dram_bw
+        };
+        g.reduce_launch_us + bytes / bw
+    } else {
+        0.0
+    };
+
+    // Transpose pre-pass for non-TN layouts: read + write each transposed operand.
+    let (ta, tb) = layout.transposes();
+    let mut transpose_us = 0.0;
+    for (needed, elems) in [(ta, m * k), (tb, n * k)] {
+        if needed {
+            let bytes = 2.0 * elems * elem;
+            dram_bytes += bytes;
+            transpose_us += g.transpose_launch_us + bytes / (ctx.dram_bw * g.transpose_efficiency);
+        }
+    }
+
+    let terms = Terms {
+        mainloop_us: ideal_mix,
+        compute_us: waves * full_batch.compute,
+        smem_us: waves * full_batch.smem,
+        l2_us: waves * full_batch.l2,
+        dram_us: waves * full_batch.dram,
+        tail_wave_us,
+        latency_us: (ideal_main - ideal_mix) + fill_us,
+        epilogue_us: epi_us,
+        launch_us: g.launch_us + cta_us,
+        split_k_us,
+        transpose_us,
+        persistent_savings_us,
+        cluster_savings_us,
+        waves,
+        tail_efficiency: waves / waves.ceil().max(1.0),
+        dram_bytes,
+        l2_bytes: l2_unit * n_cta,
+        smem_bytes: smem_per_unit * n_cta,
+        ctas_per_sm,
+    };
+    let time_us = terms.mainloop_us
+        + terms.tail_wave_us
+        + terms.latency_us
+        + terms.epilogue_us
+        + terms.launch_us
+        + terms.split_k_us
+        + terms.transpose_us;
+    let tflops = shape.flops() / time_us * 1e-6;
+    let peak = arch.peak_flops(s.dtype);
+    Prediction {
+        time_us,
+        tflops,
+        peak_fraction: if peak > 0.0 {
+            tflops * 1e12 / peak
+        } else {
+            0.0
+        },
+        dominant: dominant(&terms),
+        terms,
+    }
+}
+
+fn dominant(t: &Terms) -> Term {
+    let candidates = [
+        (Term::Compute, t.compute_us),
+        (Term::SharedMemory, t.smem_us),
+        (Term::L2, t.l2_us),
+        (Term::Dram, t.dram_us),
+        (Term::Latency, t.latency_us),
+        (Term::Epilogue, t.epilogue_us),
+        (Term::Launch, t.launch_us),
+        (Term::TailWave, t.tail_wave_us),
+        (Term::SplitKReduce, t.split_k_us),
+        (Term::Transpose, t.transpose_us),
+    ];
+    let mut best = candidates[0];
+    for c in &candidates[1..] {
+        if c.1 > best.1 {
+            best = *c;
+        }
+    }
+    best.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::MeasuredProperties;
+
+    fn h100() -> Arch {
+        Arch::by_name("sm_90a").unwrap()
+    }
+
+    /// The H200 this project measures on: the sm_90a table plus the device query.
+    fn h200() -> Arch {
+        h100().with_measured(&MeasuredProperties {
+            boost_clock_mhz: Some(1980.0),
+            l2_bytes: Some(60 << 20),
+            dram_bandwidth_gbs: Some(4800.0),
+            ..Default::default()
+        })
+    }
+
+    fn sched(name: &str) -> Schedule {
+        name.parse().unwrap()
+    }
+
+    fn time_per_flop(m: &CostModel, arch: &Arch, s: &Schedule, shape: Shape) -> f64 {
+        assert_eq!(space::check(arch, s, &shape), Ok(()), "{s} {shape}");
+        m.predict(arch, s, &shape, Layout::Tn).time_us / shape.flops()
+    }
+
+    #[test]
+    fn shipped_constants_parse_and_bad_ones_are_rejected() {
+        let m = CostModel::shipped();
+        assert!(m.global.launch_us > 0.0);
+        let bad = SHIPPED.replace("dram_efficiency = 0.90", "dram_efficiency = 1.5");
+        assert!(matches!(
+            CostModel::from_toml(&bad),
+            Err(CostModelError::Range { .. })
+        ));
+        assert!(matches!(
+            CostModel::from_toml("[global]\n"),
+            Err(CostModelError::Toml(_))
+        ));
+    }
+
+    #[test]
+    fn one_full_wave_beats_one_point_one_waves() {
+        let m = CostModel::shipped();
+        let arch = h100();
+        // 128x256 wgmma with 4 stages: one CTA per SM, so tiles = SMs is exactly one wave.
+        let s = sched("wgmma_tf32_128x256x32_s4_wg2_swz1_np_c1_k1");
+        let p = m.predict(&arch, &s, &Shape::new(128 * 132, 256, 4096), Layout::Tn);
+        assert_eq!(p.terms.ctas_per_sm, 1);
+        let one = time_per_flop(&m, &arch, &s, Shape::new(128 * 132, 256, 4096));
+        let more = time_per_flop(&m, &arch, &s, Shape::new(128 * 145, 256, 4096));
+        assert!(one < more * 0.8, "1 wave {one:e} vs 1.1 waves {more:e}");
+    }
+
+    #[test]
+    fn persistence_helps_when_tiles_far_exceed_sms() {
+        let m = CostModel::shipped();
+        let arch = h100();
+        let d = Shape::new(8192, 8192, 8192);
+        for base in [
+            "wgmma_tf32_128x128x32_s4_wg2_swz8_np_c1_k1",
+            "mma_sync_tf32_128x128x32_s3_w8_swz8_np_c1_k1",
+        ] {
+            let np = sched(base);
+            let pers = Schedule {
+                persistent: true,
+                ..np
+            };
+            let (tn, tp) = (
+                time_per_flop(&m, &arch, &np, d),
+                time_per_flop(&m, &arch, &pers, d),
+            );
+            assert!(tp < tn, "{base}: persistent {tp:e} vs {tn:e}");
+            let pp = m.predict(&arch, &pers, &d, Layout::Tn);
+            assert!(pp.terms.persistent_savings_us > 0.0);
+        }
+    }
+
+    #[test]
+    fn split_k_helps_only_when_tiles_are_few() {
+        let m = CostModel::shipped();
+        let arch = h100();
+        let k1 = sched("wgmma_tf32_128x256x32_s4_wg2_swz1_np_c1_k1");
+        let k4 = Schedule { split_k: 4, ..k1 };
+        let narrow = Shape::new(128, 256, 16384);
+        assert!(
+            time_per_flop(&m, &arch, &k4, narrow) < 0.5 * time_per_flop(&m, &arch, &k1, narrow)
+        );
+        let d = Shape::new(4096, 4096, 4096);
+        assert!(time_per_flop(&m, &arch, &k4, d) > time_per_flop(&m, &arch, &k1, d));
+        let p = m.predict(&arch, &k4, &d, Layout::Tn);
+        assert!(p.terms.split_k_us > 0.0);
+    }
+
+    #[test]
+    fn larger_swizzle_group_lowers_dram_bytes_at_8192() {
+        let m = CostModel::shipped();
+        let d = Shape::new(8192, 8192, 8192);
+        for arch in [h100(), h200()] {
+            for raster in ["", "c"] {
+                let bytes = |g: u32| {
+                    let s = sched(&format!(
+                        "wgmma_tf32_128x256x32_s4_wg2_swz{g}{raster}_np_c1_k1"
+                    ));
+                    m.predict(&arch, &s, &d, Layout::Tn).terms.dram_bytes
+                };
+                let (g1, g8, g16) = (bytes(1), bytes(8), bytes(16));
+                assert!(g8 < 0.8 * g1, "group 8 {g8:e} vs group 1 {g1:e}");
+                // Past the squarest wave a larger group re-reads the band operand more, but
+                // it stays well below plain order.
+                assert!(g16 < 0.8 * g1, "group 16 {g16:e} vs group 1 {g1:e}");
+                // Never below the compulsory traffic (A + B once, C once).
+                assert!(g16 >= 2.0 * 8192.0 * 8192.0 * 4.0 + 8192.0 * 8192.0 * 4.0);
+            }
+        }
+    }
+
+    #[test]
+    fn wgmma_beats_mma_sync_on_sm_90a_at_4096() {
+        let m = CostModel::shipped();
+        for arch in [h100(), h200()] {
+            let ranked = m.rank(
+                &arch,
+                Dtype::Tf32,
+                Layout::Tn,
+                &Shape::new(4096, 4096, 4096),
+            );
+            let best = |f: Family| {
+                ranked
+                    .iter()
+                    .find(|r| r.schedule.family == f)
+                    .unwrap()
+                    .prediction
+            };
+            let (w, ms) = (best(Family::Wgmma), best(Family::MmaSync));
+            assert!(w.time_us < 0.7 * ms.time_us, "{w:?} vs {ms:?}");
+            assert_eq!(ranked[0].schedule.family, Family::Wgmma);
+        }
+    }
+
+    #[test]
+    fn calibration_anchors_on_the_h200() {
+        let m = CostModel::shipped();
+        let arch = h200();
+        let top = |shape: Shape| m.rank(&arch, Dtype::Tf32, Layout::Tn, &shape)[0].prediction;
+        let d4 = top(Shape::new(4096, 4096, 4096)).tflops;
+        assert!((320.0..=390.0).contains(&d4), "4096^3 best {d4}");
+        let mma = m
+            .rank(
+                &arch,
+                Dtype::Tf32,
+                Layout::Tn,
+                &Shape::new(4096, 4096, 4096),
+            )
+            .into_iter()
+            .find(|r| r.schedule.family == Family::MmaSync)
+            .unwrap()
+            .prediction
+            .tflops;
+        assert!(
+            (0.35 * d4..=0.55 * d4).contains(&mma),
+            "mma_sync {mma} vs {d4}"
+        );
+        let skinny = top(Shape::new(128, 21504, 5376));
+        assert!((150.0..=300.0).contains(&skinny.tflops), "{skinny:?}");
+    }
+
+    #[test]
+    fn predictions_are_finite_and_positive_for_every_valid_schedule() {
+        let m = CostModel::shipped();
+        let shapes = [
+            Shape::new(1, 1, 1),
+            Shape::new(1000, 1000, 1001),
+            Shape::new(4096, 4096, 4096),
+            Shape::new(128, 21504, 5376),
+            Shape::new(3, 70000, 8),
+        ];
+        for name in Arch::known() {
+            let arch = Arch::by_name(name).unwrap();
+            for shape in shapes {
+                for layout in [Layout::Tn, Layout::Nt] {
+                    let ranked = m.rank(&arch, Dtype::Tf32, layout, &shape);
+                    assert!(!ranked.is_empty(), "{name} {shape}");
+                    for r in &ranked {
+                        let p = &r.prediction;
+                        let t = &p.terms;
+                        for v in [
+                            p.time_us,
+                            p.tflops,
+                            p.peak_fraction,
+                            t.waves,
+                            t.tail_efficiency,
+                            t.dram_bytes,
+                            t.l2_bytes,
+                            t.smem_bytes,
+                        ] {
+                            assert!(
+                                v.is_finite() && v > 0.0,
+                                "{name} {shape} {} {p:?}",
+                                r.schedule
+                            );
+                        }
+                        let sum = t.mainloop_us
+                            + t.tail_wave_us
+                            + t.latency_us
+                            + t.epilogue_us
+                            + t.launch_us
+                            + t.split_k_us
+                            + t.transpose_us;
+                        assert!((sum - p.time_us).abs() <= 1e-9 * p.time_us);
+                        assert!(t.tail_efficiency <= 1.0 && t.ctas_per_sm >= 1);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rank_is_sorted_and_deterministic() {
+        let m = CostModel::shipped();
+        let arch = h100();
+        let shape = Shape::new(2048, 2048, 2048);
+        let a = m.rank(&arch, Dtype::Tf32, Layout::Tn, &shape);
+        let b = m.rank(&arch, Dtype::Tf32, Layout::Tn, &shape);
+        assert_eq!(a, b);
+        for w in a.windows(2) {
+            let (x, y) = (&w[0], &w[1]);
+            assert!(
+                x.prediction.time_us < y.prediction.time_us
+                    || (x.prediction.time_us == y.prediction.time_us
+                        && x.schedule.name() < y.schedule.name())
+            );
+        }
+        assert_eq!(
+            a.len(),
+            space::valid_schedules(&arch, Dtype::Tf32, &shape).len()
+        );
+        let many = m.rank_many(&arch, Dtype::Tf32, Layout::Tn, &[shape, shape]);
+        assert_eq!(many[0], a);
+        assert_eq!(many[1], a);
+    }
+
+    #[test]
+    fn transposed_layouts_cost_more_and_say_why() {
+        let m = CostModel::shipped();
+        let arch = h100();
+        let s = sched("wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1");
+        let shape = Shape::new(128, 21504, 5376);
+        let tn = m.predict(&arch, &s, &shape, Layout::Tn);
+        let nn = m.predict(&arch, &s, &shape, Layout::Nn);
+        assert!(nn.time_us > tn.time_us && nn.terms.transpose_us > 0.0);
+        assert_eq!(tn.terms.transpose_us, 0.0);
+        assert!(!nn.dominant.to_string().is_empty());
+        let json = serde_json::to_string(&Ranked {
+            schedule: s,
+            prediction: nn,
+        })
+        .unwrap();
+        assert!(json.contains("\"dominant\""), "{json}");
+    }
+}

@@ -1,0 +1,66 @@
+//! Device buffers of f32 owned by forge: raw allocations with explicit pointers, because the
+//! kernels take raw pointers and tensor maps, and timing needs no hidden synchronization.
+
+use super::DeviceError;
+use cudarc::driver::{CudaContext, CudaStream, result, sys};
+use std::sync::Arc;
+
+/// `len` f32 values in device memory.
+pub struct DeviceBuffer {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    ctx: Arc<CudaContext>,
+}
+
+impl DeviceBuffer {
+    pub fn new(ctx: &Arc<CudaContext>, len: usize) -> Result<DeviceBuffer, DeviceError> {
+        ctx.bind_to_thread()?;
+        let ptr = unsafe { result::malloc_sync(len.max(1) * 4) }?;
+        Ok(DeviceBuffer {
+            ptr,
+            len,
+            ctx: ctx.clone(),
+        })
+    }
+
+    pub fn ptr(&self) -> sys::CUdeviceptr {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Fills every element with the same 32-bit pattern (the gate's NaN poison).
+    pub fn fill_bits(&self, stream: &CudaStream, bits: u32) -> Result<(), DeviceError> {
+        unsafe { sys::cuMemsetD32Async(self.ptr, bits, self.len, stream.cu_stream()) }.result()?;
+        Ok(())
+    }
+
+    /// Copies the buffer to the host (synchronizes the stream first).
+    pub fn to_host(&self, stream: &CudaStream) -> Result<Vec<f32>, DeviceError> {
+        stream.synchronize()?;
+        let mut out = vec![0f32; self.len];
+        unsafe { result::memcpy_dtoh_sync(&mut out, self.ptr) }?;
+        Ok(out)
+    }
+
+    /// Copies host values into the buffer (synchronous).
+    pub fn copy_from_host(&self, values: &[f32]) -> Result<(), DeviceError> {
+        assert!(values.len() <= self.len, "host slice larger than buffer");
+        self.ctx.bind_to_thread()?;
+        unsafe { result::memcpy_htod_sync(self.ptr, values) }?;
+        Ok(())
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        let _ = unsafe { result::free_sync(self.ptr) };
+    }
+}

@@ -1,0 +1,289 @@
+//! Loading compiled GEMM variants and launching them (`kernels/ABI.md`).
+
+use super::nvrtc::Compiled;
+use super::{DeviceError, Gpu};
+use crate::kernel_source::{GEMM_ENTRY, KernelVariant, SPLITK_REDUCE_ENTRY};
+use crate::schedule::{Family, Raster, Schedule};
+use crate::shape::Shape;
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream, sys};
+use cudarc::nvrtc::Ptx;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// Run-time parameters every family takes by value (`ForgeParams` in common.cuh).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ForgeParams {
+    pub m: i32,
+    pub n: i32,
+    pub k: i32,
+    pub group: i32,
+    pub raster_n: i32,
+    pub splits: i32,
+}
+
+/// A TMA descriptor (`CUtensorMap`, 128 bytes, 64-byte aligned).
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+pub struct TensorMap(pub [u64; 16]);
+
+/// Everything a launch needs that depends only on (schedule, shape, operand pointers):
+/// computed once, reused by the dispatcher.
+#[derive(Clone, Copy)]
+pub struct Prepared {
+    pub params: ForgeParams,
+    pub grid: u32,
+    pub maps: Option<(TensorMap, TensorMap)>,
+    pub a: u64,
+    pub b: u64,
+}
+
+/// Threads per block of the split-K reduction.
+const REDUCE_THREADS: u32 = 256;
+
+/// One compiled variant loaded on the device.
+pub struct LoadedVariant {
+    pub variant: KernelVariant,
+    _module: Arc<CudaModule>,
+    gemm: CudaFunction,
+    reduce: CudaFunction,
+    threads: u32,
+    smem: u32,
+    /// CTAs resident on the whole device at once (occupancy × SMs).
+    pub resident_ctas: u64,
+    sm_count: u32,
+}
+
+impl LoadedVariant {
+    pub fn load(
+        gpu: &Gpu,
+        variant: KernelVariant,
+        compiled: &Compiled,
+    ) -> Result<LoadedVariant, DeviceError> {
+        let module = gpu
+            .ctx
+            .load_module(Ptx::from_binary(compiled.cubin.clone()))?;
+        let gemm = module.load_function(GEMM_ENTRY)?;
+        let reduce = module.load_function(SPLITK_REDUCE_ENTRY)?;
+        // Any schedule of the variant gives the same threads and shared memory.
+        let probe = Schedule {
+            family: variant.family,
+            dtype: variant.dtype,
+            tile: variant.tile,
+            stages: variant.stages,
+            workers: variant.workers,
+            group: 1,
+            raster: Raster::Row,
+            persistent: variant.persistent,
+            cluster: variant.cluster,
+            split_k: 1,
+        };
+        let threads = probe.threads();
+        let smem = probe.smem_bytes();
+        unsafe {
+            sys::cuFuncSetAttribute(
+                gemm.cu_function(),
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem as i32,
+            )
+        }
+        .result()?;
+        let mut per_sm = 0i32;
+        unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut per_sm,
+                gemm.cu_function(),
+                threads as i32,
+                smem as usize,
+            )
+        }
+        .result()?;
+        if per_sm < 1 {
+            return Err(DeviceError::Other(format!(
+                "{}: no CTA fits on an SM ({threads} threads, {smem} B shared memory)",
+                variant.label()
+            )));
+        }
+        Ok(LoadedVariant {
+            variant,
+            _module: module,
+            gemm,
+            reduce,
+            threads,
+            smem,
+            resident_ctas: per_sm as u64 * gpu.info.sm_count as u64,
+            sm_count: gpu.info.sm_count,
+        })
+    }
+
+    /// Computes grid, params and (for TMA families) the tensor maps.
+    pub fn prepare(
+        &self,
+        schedule: &Schedule,
+        shape: &Shape,
+        a: u64,
+        b: u64,
+    ) -> Result<Prepared, DeviceError> {
+        let grid = schedule.grid_ctas(shape, self.resident_ctas);
+        let grid = u32::try_from(grid)
+            .map_err(|_| DeviceError::Other(format!("grid of {grid} CTAs is too large")))?;
+        let params = ForgeParams {
+            m: shape.m as i32,
+            n: shape.n as i32,
+            k: shape.k as i32,
+            group: schedule.group as i32,
+            raster_n: (schedule.raster == Raster::Row) as i32,
+            splits: schedule.split_k as i32,
+        };
+        let maps = match self.variant.family {
+            Family::MmaSync => None,
+            Family::Wgmma => {
+                let t = schedule.tile;
+                Some((
+                    encode_tensor_map(a, shape.k, shape.m, t.bk, t.bm)?,
+                    encode_tensor_map(b, shape.k, shape.n, t.bk, t.bn / schedule.cluster)?,
+                ))
+            }
+        };
+        Ok(Prepared {
+            params,
+            grid,
+            maps,
+            a,
+            b,
+        })
+    }
+
+    /// Launches the GEMM (and the split-K reduction when splits > 1) on `stream`.
+    pub fn launch(
+        &self,
+        stream: &CudaStream,
+        p: &Prepared,
+        c: u64,
+        workspace: u64,
+    ) -> Result<(), DeviceError> {
+        let mut params = p.params;
+        let mut c = c;
+        let mut ws = workspace;
+        let (mut a, mut b) = (p.a, p.b);
+        let (mut map_a, mut map_b) = p.maps.unwrap_or((TensorMap([0; 16]), TensorMap([0; 16])));
+        let mut args: Vec<*mut c_void> = match self.variant.family {
+            Family::MmaSync => vec![
+                &mut a as *mut u64 as *mut c_void,
+                &mut b as *mut u64 as *mut c_void,
+            ],
+            Family::Wgmma => vec![
+                &mut map_a as *mut TensorMap as *mut c_void,
+                &mut map_b as *mut TensorMap as *mut c_void,
+            ],
+        };
+        args.push(&mut c as *mut u64 as *mut c_void);
+        args.push(&mut ws as *mut u64 as *mut c_void);
+        args.push(&mut params as *mut ForgeParams as *mut c_void);
+        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim.x = self.variant.cluster;
+        attr.value.clusterDim.y = 1;
+        attr.value.clusterDim.z = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: p.grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: self.threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: self.smem,
+            hStream: stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: (self.variant.cluster > 1) as u32,
+        };
+        unsafe {
+            sys::cuLaunchKernelEx(
+                &config,
+                self.gemm.cu_function(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
+        if p.params.splits > 1 {
+            self.launch_reduce(stream, workspace, c, p)?;
+        }
+        Ok(())
+    }
+
+    fn launch_reduce(
+        &self,
+        stream: &CudaStream,
+        workspace: u64,
+        c: u64,
+        p: &Prepared,
+    ) -> Result<(), DeviceError> {
+        let (mut ws, mut c) = (workspace, c);
+        let mut mn = p.params.m * p.params.n;
+        let mut splits = p.params.splits;
+        let mut args: [*mut c_void; 4] = [
+            &mut ws as *mut u64 as *mut c_void,
+            &mut c as *mut u64 as *mut c_void,
+            &mut mn as *mut i32 as *mut c_void,
+            &mut splits as *mut i32 as *mut c_void,
+        ];
+        let blocks = ((mn as u32).div_ceil(REDUCE_THREADS)).min(self.sm_count * 8);
+        unsafe {
+            sys::cuLaunchKernel(
+                self.reduce.cu_function(),
+                blocks,
+                1,
+                1,
+                REDUCE_THREADS,
+                1,
+                1,
+                0,
+                stream.cu_stream(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
+        Ok(())
+    }
+}
+
+/// Encodes a 2-D f32 row-major tensor (`rows` × `cols`, K-major) for TMA with a box of
+/// `box_cols` × `box_rows` and 128-byte swizzle (`kernels/ABI.md`).
+pub fn encode_tensor_map(
+    base: u64,
+    cols: u32,
+    rows: u32,
+    box_cols: u32,
+    box_rows: u32,
+) -> Result<TensorMap, DeviceError> {
+    let mut map = TensorMap([0; 16]);
+    let dims: [u64; 2] = [cols as u64, rows as u64];
+    let strides: [u64; 1] = [cols as u64 * 4];
+    let boxes: [u32; 2] = [box_cols, box_rows];
+    let elem: [u32; 2] = [1, 1];
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map as *mut TensorMap as *mut sys::CUtensorMap,
+            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            2,
+            base as *mut c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elem.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    }
+    .result()
+    .map_err(|e| {
+        DeviceError::Other(format!(
+            "cuTensorMapEncodeTiled({cols}x{rows}, box {box_cols}x{box_rows}): {e}"
+        ))
+    })?;
+    Ok(map)
+}

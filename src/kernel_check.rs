@@ -1,0 +1,80 @@
+//! Static check of every kernel variant: compile through NVRTC for an architecture and
+//! require ptxas to report no spills and no warnings (serialized wgmma C7510/C7515, ignored
+//! setmaxnreg C7508, …). Runs on a CPU machine; the runtime measurement still decides speed.
+
+use crate::arch::Arch;
+use crate::device::cache::{self, KernelCache};
+use crate::device::nvrtc::PtxasReport;
+use crate::kernel_source::{GEMM_ENTRY, KernelVariant};
+use crate::schedule::Dtype;
+use crate::shape::Shape;
+use crate::space;
+use rayon::prelude::*;
+
+/// Shapes whose valid schedules cover every variant: aligned (16-byte rows) and ragged.
+pub const COVER_SHAPES: [Shape; 2] = [Shape::new(8192, 8192, 8192), Shape::new(8191, 8191, 8191)];
+
+pub struct CheckReport {
+    pub total: usize,
+    pub clean: usize,
+    /// One line per variant: label, registers, spills.
+    pub lines: Vec<String>,
+    /// Variants that failed to compile or were not clean, with the reason.
+    pub failed: Vec<String>,
+}
+
+/// Every distinct variant of the space valid on `arch`.
+pub fn variants(arch: &Arch) -> Vec<KernelVariant> {
+    let mut out: Vec<KernelVariant> = COVER_SHAPES
+        .iter()
+        .flat_map(|shape| {
+            space::valid_schedules(arch, Dtype::Tf32, shape)
+                .into_iter()
+                .map(move |s| KernelVariant::new(&s, shape))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+pub fn check_all(arch: &Arch) -> anyhow::Result<CheckReport> {
+    let cache = KernelCache::new(&cache::default_dir())?;
+    let vs = variants(arch);
+    let results: Vec<(String, Result<PtxasReport, String>)> = vs
+        .par_iter()
+        .map(|v| {
+            let r = cache
+                .get_or_compile(&v.label(), &v.source(), &arch.name)
+                .map(|(c, _)| PtxasReport::parse(&c.log, GEMM_ENTRY))
+                .map_err(|e| e.to_string());
+            (v.label(), r)
+        })
+        .collect();
+    let mut report = CheckReport {
+        total: results.len(),
+        clean: 0,
+        lines: vec![],
+        failed: vec![],
+    };
+    for (label, r) in results {
+        match r {
+            Ok(p) if p.clean() => {
+                report.clean += 1;
+                report
+                    .lines
+                    .push(format!("{label:<52} {:>3} regs, 0 spills", p.registers));
+            }
+            Ok(p) => report.failed.push(format!(
+                "{label}: {} regs, {} B spill stores, {} B spill loads, {} B stack; {}",
+                p.registers,
+                p.spill_stores,
+                p.spill_loads,
+                p.stack_frame,
+                p.warnings.join("; ")
+            )),
+            Err(e) => report.failed.push(format!("{label}: {e}")),
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,186 @@
+//! CUDA sources of the kernel families, embedded in the binary, and the compile-time
+//! variant a schedule needs for a shape (`kernels/ABI.md`). Pure: no device code.
+//!
+//! Swizzle group, raster direction and the split count are run-time parameters, so many
+//! schedules share one compiled [`KernelVariant`].
+
+use crate::schedule::{Dtype, Family, Schedule, Tile};
+use crate::shape::Shape;
+use sha2::{Digest, Sha256};
+use std::borrow::Cow;
+
+const COMMON: &str = include_str!("../kernels/common.cuh");
+const MMA_SYNC_TF32: &str = include_str!("../kernels/mma_sync_tf32.cu");
+const WGMMA_TF32: &str = include_str!("../kernels/wgmma_tf32.cu");
+
+/// Environment variable naming a directory to read kernel sources from instead of the
+/// embedded copies (development only).
+pub const SOURCE_DIR_ENV: &str = "FORGE_KERNEL_DIR";
+
+/// Kernel entry points (`kernels/ABI.md`).
+pub const GEMM_ENTRY: &str = "forge_gemm";
+pub const SPLITK_REDUCE_ENTRY: &str = "forge_splitk_reduce";
+
+/// The compile-time configuration of one kernel binary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelVariant {
+    pub family: Family,
+    pub dtype: Dtype,
+    pub tile: Tile,
+    pub stages: u32,
+    pub workers: u32,
+    pub persistent: bool,
+    pub cluster: u32,
+    pub split_k: bool,
+    /// K is a multiple of 4: rows of A and B are 16-byte aligned.
+    pub vec4: bool,
+}
+
+impl KernelVariant {
+    pub fn new(s: &Schedule, shape: &Shape) -> KernelVariant {
+        KernelVariant {
+            family: s.family,
+            dtype: s.dtype,
+            tile: s.tile,
+            stages: s.stages,
+            workers: s.workers,
+            persistent: s.persistent,
+            cluster: s.cluster,
+            split_k: s.split_k > 1,
+            vec4: shape.k % 4 == 0,
+        }
+    }
+
+    /// A short readable label, e.g. `wgmma_tf32_128x256x32_s4_wg2_pers_c2_k0_v1`.
+    pub fn label(&self) -> String {
+        format!(
+            "{}_{}_{}x{}x{}_s{}_{}{}_{}_c{}_k{}_v{}",
+            self.family.as_str(),
+            self.dtype,
+            self.tile.bm,
+            self.tile.bn,
+            self.tile.bk,
+            self.stages,
+            if self.family == Family::Wgmma {
+                "wg"
+            } else {
+                "w"
+            },
+            self.workers,
+            if self.persistent { "pers" } else { "np" },
+            self.cluster,
+            self.split_k as u8,
+            self.vec4 as u8
+        )
+    }
+
+    /// The `#define` prelude.
+    pub fn prelude(&self) -> String {
+        let workers = match self.family {
+            Family::MmaSync => "FORGE_WARPS",
+            Family::Wgmma => "FORGE_CONSUMER_WG",
+        };
+        format!(
+            "// forge kernel variant {label}\n\
+             #define FORGE_BM {bm}\n#define FORGE_BN {bn}\n#define FORGE_BK {bk}\n\
+             #define FORGE_STAGES {stages}\n#define {workers} {w}\n\
+             #define FORGE_PERSISTENT {pers}\n#define FORGE_CLUSTER {cluster}\n\
+             #define FORGE_SPLITK {splitk}\n#define FORGE_VEC4 {vec4}\n",
+            label = self.label(),
+            bm = self.tile.bm,
+            bn = self.tile.bn,
+            bk = self.tile.bk,
+            stages = self.stages,
+            w = self.workers,
+            pers = self.persistent as u8,
+            cluster = self.cluster,
+            splitk = self.split_k as u8,
+            vec4 = self.vec4 as u8,
+        )
+    }
+
+    /// The whole translation unit NVRTC compiles.
+    pub fn source(&self) -> String {
+        let family = match (self.family, self.dtype) {
+            (Family::MmaSync, _) => source_file("mma_sync_tf32.cu", MMA_SYNC_TF32),
+            (Family::Wgmma, _) => source_file("wgmma_tf32.cu", WGMMA_TF32),
+        };
+        format!(
+            "{}\n{}\n{}",
+            self.prelude(),
+            source_file("common.cuh", COMMON),
+            family
+        )
+    }
+}
+
+fn source_file(name: &str, embedded: &'static str) -> Cow<'static, str> {
+    match std::env::var_os(SOURCE_DIR_ENV) {
+        Some(dir) => {
+            let path = std::path::Path::new(&dir).join(name);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => Cow::Owned(text),
+                Err(e) => panic!("{SOURCE_DIR_ENV}: cannot read {}: {e}", path.display()),
+            }
+        }
+        None => Cow::Borrowed(embedded),
+    }
+}
+
+/// Hex SHA-256 of a byte string (cache keys).
+pub fn sha256_hex(parts: &[&[u8]]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    hex::encode(h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raster_variants_share_a_binary_and_split_k_does_not() {
+        let shape = Shape::new(4096, 4096, 4096);
+        let a: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1"
+            .parse()
+            .unwrap();
+        let b: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz1c_pers_c1_k1"
+            .parse()
+            .unwrap();
+        let c: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz1c_pers_c1_k2"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            KernelVariant::new(&a, &shape),
+            KernelVariant::new(&b, &shape)
+        );
+        assert_ne!(
+            KernelVariant::new(&a, &shape),
+            KernelVariant::new(&c, &shape)
+        );
+        let ragged = Shape::new(1000, 1000, 1001);
+        assert!(!KernelVariant::new(&a, &ragged).vec4);
+    }
+
+    #[test]
+    fn prelude_defines_what_the_abi_lists() {
+        let s = Schedule::canonical(Dtype::Tf32);
+        let p = KernelVariant::new(&s, &Shape::new(64, 64, 64)).prelude();
+        for d in [
+            "FORGE_BM 128",
+            "FORGE_BN 128",
+            "FORGE_BK 32",
+            "FORGE_STAGES 3",
+            "FORGE_WARPS 8",
+            "FORGE_PERSISTENT 0",
+            "FORGE_CLUSTER 1",
+            "FORGE_SPLITK 0",
+            "FORGE_VEC4 1",
+        ] {
+            assert!(p.contains(&format!("#define {d}\n")), "{d} missing in {p}");
+        }
+    }
+}

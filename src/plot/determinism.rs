@@ -1,0 +1,211 @@
+//! The price of determinism: per shape, the throughput of the fastest gate-passing
+//! (bit-exact) schedule against the fastest timed schedule of any kind (split-K included),
+//! with cuBLAS as a third bar, and the price (how much slower bit-exactness is) on top.
+
+use super::{
+    LegendEntry, Mark, PlotError, draw_legend, draw_note, label_font, render_pair,
+    split_with_legend, title_font,
+};
+use crate::report::{Measurement, RunReport, ShapeReport};
+use crate::shape::Shape;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::{Path, PathBuf};
+
+pub(crate) const PASSING: RGBColor = RGBColor(31, 119, 180);
+pub(crate) const OVERALL: RGBColor = RGBColor(255, 127, 14);
+pub(crate) const CUBLAS: RGBColor = RGBColor(110, 110, 110);
+
+/// The price of determinism in percent: how much longer the fastest bit-exact schedule
+/// takes than the fastest schedule overall (0 when the fastest is bit-exact).
+pub fn price_pct(passing_us: f64, overall_us: f64) -> f64 {
+    (passing_us / overall_us - 1.0) * 100.0
+}
+
+/// TFLOP/s of a measurement (the report's value, or 2·M·N·K / median when absent).
+pub fn tflops(shape: &Shape, m: &Measurement) -> f64 {
+    if m.tflops > 0.0 {
+        m.tflops
+    } else {
+        shape.flops() / (m.median_us * 1e-6) / 1e12
+    }
+}
+
+/// One timed kernel: schedule (or `cuBLAS`), median µs, TFLOP/s.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timed {
+    pub name: String,
+    pub us: f64,
+    pub tflops: f64,
+}
+
+/// One shape's bars.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeterminismRow {
+    pub shape: String,
+    pub passing: Option<Timed>,
+    pub overall: Option<Timed>,
+    pub cublas: Option<Timed>,
+    /// [`price_pct`] of `passing` against `overall`, when both exist.
+    pub price_pct: Option<f64>,
+}
+
+/// The row of one shape; `None` when nothing was timed.
+pub fn determinism_row(s: &ShapeReport) -> Option<DeterminismRow> {
+    let timed = |(c, m): (&crate::report::Candidate, &Measurement)| Timed {
+        name: c.schedule.clone(),
+        us: m.median_us,
+        tflops: tflops(&s.shape, m),
+    };
+    let overall = s.fastest_overall().map(timed)?;
+    let passing = s.fastest_passing().map(timed);
+    let cublas = s.cublas.as_ref().map(|m| Timed {
+        name: "cuBLAS".to_string(),
+        us: m.median_us,
+        tflops: tflops(&s.shape, m),
+    });
+    Some(DeterminismRow {
+        shape: s.shape.to_string(),
+        price_pct: passing.as_ref().map(|p| price_pct(p.us, overall.us)),
+        passing,
+        overall: Some(overall),
+        cublas,
+    })
+}
+
+/// Rows for every shape with a timed candidate, in report order.
+pub fn determinism_rows(report: &RunReport) -> Vec<DeterminismRow> {
+    report.shapes.iter().filter_map(determinism_row).collect()
+}
+
+pub(crate) fn render(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let rows = determinism_rows(report);
+    render_pair(
+        out_dir,
+        "determinism",
+        |root| draw(root, report, &rows),
+        |root| draw(root, report, &rows),
+    )
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    report: &RunReport,
+    rows: &[DeterminismRow],
+) -> Result<(), PlotError> {
+    let (chart_area, legend_area) = split_with_legend(root);
+    let caption = format!("Price of determinism: {}", super::device(report));
+    if rows.is_empty() {
+        chart_area.titled(&caption, title_font())?;
+        return draw_note(&chart_area, "no timed candidates");
+    }
+    let n = rows.len();
+    let top = rows
+        .iter()
+        .flat_map(|r| [&r.passing, &r.overall, &r.cublas])
+        .flatten()
+        .map(|t| t.tflops)
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let label_size = if n > 8 { 11 } else { 14 };
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(caption, title_font())
+        .margin(16)
+        .x_label_area_size(64)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..n as f64, 0.0..top * 1.2)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .x_desc("shape (M×N×K)")
+        .y_desc("throughput, TFLOP/s (higher is better)")
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .axis_desc_style(label_font(18))
+        .label_style(label_font(15))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    // Shape names under their groups (staggered when crowded).
+    for (i, r) in rows.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+        let stagger = if n > 6 && i % 2 == 1 { 16 } else { 0 };
+        chart_area.draw(&Text::new(
+            r.shape.clone(),
+            (x, y + 8 + stagger),
+            label_font(label_size).pos(Pos::new(HPos::Center, VPos::Top)),
+        ))?;
+    }
+
+    for (i, r) in rows.iter().enumerate() {
+        let x = i as f64;
+        for (j, (bar, color)) in [
+            (&r.passing, PASSING),
+            (&r.overall, OVERALL),
+            (&r.cublas, CUBLAS),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let x0 = x + 0.12 + 0.26 * j as f64;
+            match bar {
+                Some(t) => {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x0, 0.0), (x0 + 0.24, t.tflops)],
+                        color.filled(),
+                    )))?;
+                }
+                None => {
+                    // A missing bar is said, not left blank.
+                    chart.draw_series(std::iter::once(
+                        EmptyElement::at((x0 + 0.12, 0.0))
+                            + Text::new(
+                                "none",
+                                (0, -4),
+                                label_font(12).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                            ),
+                    ))?;
+                }
+            }
+        }
+        let group_top = [&r.passing, &r.overall, &r.cublas]
+            .into_iter()
+            .flatten()
+            .map(|t| t.tflops)
+            .fold(0.0f64, f64::max);
+        let price = match r.price_pct {
+            Some(p) if p.abs() < 0.05 => "price 0%".to_string(),
+            Some(p) => format!("price {p:+.1}%"),
+            None => "no bit-exact schedule".to_string(),
+        };
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((x + 0.5, group_top))
+                + Text::new(
+                    price,
+                    (0, -8),
+                    label_font(14).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                ),
+        ))?;
+    }
+
+    let mut legend = vec![
+        LegendEntry::new(Mark::Heading, "fastest timed schedule"),
+        LegendEntry::new(Mark::Bar(PASSING), "gate-passing (bit-exact)"),
+        LegendEntry::new(Mark::Bar(OVERALL), "overall (split-K included)"),
+        LegendEntry::new(Mark::Bar(CUBLAS), "cuBLAS"),
+        LegendEntry::new(Mark::None, "price = passing time / overall time − 1"),
+        LegendEntry::new(Mark::None, ""),
+    ];
+    for r in rows.iter().take(7) {
+        legend.push(LegendEntry::new(Mark::Heading, r.shape.clone()));
+        for (what, t) in [("exact", &r.passing), ("any", &r.overall)] {
+            if let Some(t) = t {
+                legend.push(LegendEntry::new(
+                    Mark::None,
+                    format!("{what}: {}", super::short_name(&t.name)),
+                ));
+            }
+        }
+    }
+    draw_legend(&legend_area, &legend)
+}

@@ -1,0 +1,236 @@
+//! Parity map: how fast forge's own GEMM is relative to cuBLAS, against problem size.
+//!
+//! y = cuBLAS median / own median (> 1: own is faster), x = FLOPs (2·M·N·K, log axis).
+//! One line per schedule family (its best gate-passing schedule per shape), a thick line
+//! for the tuned dispatch (the report's chosen schedule), red crosses for timed schedules
+//! the bit-exact gate rejected, and the parity line at 1.0.
+
+use super::{
+    GATE_RED, GREY, LegendEntry, Mark, PlotError, draw_legend, draw_note, label_font, log_span,
+    palette, render_pair, si, split_with_legend, title_font,
+};
+use crate::report::{RunReport, Verdict};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// own/cuBLAS speed ratio: cuBLAS median time over own median time (> 1: own is faster).
+pub fn speed_ratio(cublas_us: f64, own_us: f64) -> f64 {
+    cublas_us / own_us
+}
+
+/// One point of the parity map.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParityPoint {
+    /// 2·M·N·K.
+    pub flops: f64,
+    pub ratio: f64,
+    /// Shape label, `MxNxK`.
+    pub shape: String,
+    pub schedule: String,
+}
+
+/// Everything the parity map draws.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParityData {
+    /// Family name → best gate-passing schedule per shape, sorted by size.
+    pub families: BTreeMap<String, Vec<ParityPoint>>,
+    /// The chosen schedule per shape, sorted by size.
+    pub tuned: Vec<ParityPoint>,
+    /// Timed schedules whose output bits differ from the canonical output.
+    pub rejected: Vec<ParityPoint>,
+    /// Shapes that were measured but have no cuBLAS baseline.
+    pub without_baseline: usize,
+}
+
+/// Collects the parity map's points from a report (shapes without a cuBLAS time are
+/// skipped and counted).
+pub fn parity_data(report: &RunReport) -> ParityData {
+    let mut data = ParityData::default();
+    for s in &report.shapes {
+        if s.measured().next().is_none() {
+            continue;
+        }
+        let Some(cublas) = &s.cublas else {
+            data.without_baseline += 1;
+            continue;
+        };
+        let point = |schedule: &str, own_us: f64| ParityPoint {
+            flops: s.shape.flops(),
+            ratio: speed_ratio(cublas.median_us, own_us),
+            shape: s.shape.to_string(),
+            schedule: schedule.to_string(),
+        };
+        let mut best: BTreeMap<&'static str, (&str, f64)> = BTreeMap::new();
+        for (c, m) in s.measured() {
+            match c.gate.verdict {
+                Verdict::Pass => {
+                    let e = best
+                        .entry(super::family_of(&c.schedule))
+                        .or_insert((&c.schedule, m.median_us));
+                    if m.median_us < e.1 {
+                        *e = (&c.schedule, m.median_us);
+                    }
+                }
+                Verdict::Fail => data.rejected.push(point(&c.schedule, m.median_us)),
+                Verdict::NotRun => {}
+            }
+        }
+        for (family, (schedule, us)) in best {
+            data.families
+                .entry(family.to_string())
+                .or_default()
+                .push(point(schedule, us));
+        }
+        if let Some(chosen) = &s.chosen
+            && let Some((c, m)) = s.measured().find(|(c, _)| &c.schedule == chosen)
+        {
+            data.tuned.push(point(&c.schedule, m.median_us));
+        }
+    }
+    let by_size = |a: &ParityPoint, b: &ParityPoint| a.flops.total_cmp(&b.flops);
+    for v in data.families.values_mut() {
+        v.sort_by(by_size);
+    }
+    data.tuned.sort_by(by_size);
+    data
+}
+
+pub(crate) fn render(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let data = parity_data(report);
+    render_pair(
+        out_dir,
+        "parity",
+        |root| draw(root, report, &data),
+        |root| draw(root, report, &data),
+    )
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    report: &RunReport,
+    data: &ParityData,
+) -> Result<(), PlotError> {
+    let (chart_area, legend_area) = split_with_legend(root);
+    let all: Vec<&ParityPoint> = data
+        .families
+        .values()
+        .flatten()
+        .chain(&data.tuned)
+        .chain(&data.rejected)
+        .collect();
+    let caption = format!(
+        "Parity with cuBLAS: {}, {}",
+        super::device(report),
+        super::dtypes(report)
+    );
+    if all.is_empty() {
+        chart_area.titled(&caption, title_font())?;
+        draw_note(
+            &chart_area,
+            "no shape has both a timed own schedule and a cuBLAS baseline",
+        )?;
+        return Ok(());
+    }
+    let (x_lo, x_hi) = log_span(all.iter().map(|p| p.flops), 2.0);
+    // Start at a power of ten: plotters labels a log axis from the first decade inside it.
+    let x_lo = 10f64.powf(x_lo.log10().floor());
+    let lo = all.iter().map(|p| p.ratio).fold(1.0f64, f64::min);
+    let hi = all.iter().map(|p| p.ratio).fold(1.0f64, f64::max);
+    let pad = ((hi - lo) * 0.12).max(0.05);
+    let (y_lo, y_hi) = ((lo - pad).max(0.0), hi + pad);
+
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(caption, title_font())
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(72)
+        .build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..y_hi)?;
+    chart
+        .configure_mesh()
+        .x_desc("problem size, FLOPs (2·M·N·K, log scale)")
+        .y_desc("cuBLAS time / own time   (> 1: own faster)")
+        .x_labels(30)
+        .x_label_formatter(&|v| super::log_tick(*v, si))
+        .y_label_formatter(&|v| format!("{v:.2}"))
+        .axis_desc_style(label_font(18))
+        .label_style(label_font(15))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+
+    // Parity line.
+    chart.draw_series(DashedLineSeries::new(
+        vec![(x_lo, 1.0), (x_hi, 1.0)],
+        8,
+        6,
+        GREY.stroke_width(2),
+    ))?;
+
+    // The tuned line first and thick, so a family line that coincides with it (the chosen
+    // schedule is often its family's best) stays visible on top of it.
+    let tuned: Vec<(f64, f64)> = data.tuned.iter().map(|p| (p.flops, p.ratio)).collect();
+    chart.draw_series(LineSeries::new(tuned.clone(), BLACK.stroke_width(7)))?;
+    chart.draw_series(tuned.iter().map(|&p| Circle::new(p, 9, BLACK.filled())))?;
+
+    let mut legend = vec![
+        LegendEntry::new(Mark::Heading, "own / cuBLAS speed"),
+        LegendEntry::new(Mark::Line(BLACK, 6), "tuned dispatch (chosen)"),
+    ];
+    for (i, (family, points)) in data.families.iter().enumerate() {
+        let color = palette(i);
+        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.flops, p.ratio)).collect();
+        chart.draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))?;
+        chart.draw_series(
+            xy.iter()
+                .map(|&p| TriangleMarker::new(p, 7, color.filled())),
+        )?;
+        legend.push(LegendEntry::new(
+            Mark::Line(color, 2),
+            format!("{family}: best gate-passing"),
+        ));
+    }
+    chart.draw_series(
+        data.rejected
+            .iter()
+            .map(|p| Cross::new((p.flops, p.ratio), 8, GATE_RED.stroke_width(3))),
+    )?;
+    if !data.rejected.is_empty() {
+        legend.push(LegendEntry::new(
+            Mark::Cross(GATE_RED),
+            "gate-rejected (bits differ)",
+        ));
+    }
+    legend.push(LegendEntry::new(Mark::Dashed(GREY), "parity (1.0)"));
+
+    // Shape labels beside the tuned points, while they stay legible.
+    if data.tuned.len() <= 12 {
+        chart.draw_series(data.tuned.iter().map(|p| {
+            EmptyElement::at((p.flops, p.ratio))
+                + Text::new(
+                    p.shape.clone(),
+                    (8, -8),
+                    label_font(13).pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Left,
+                        plotters::style::text_anchor::VPos::Bottom,
+                    )),
+                )
+        }))?;
+    }
+
+    legend.push(LegendEntry::new(Mark::None, ""));
+    legend.push(LegendEntry::new(Mark::Heading, "tuned dispatch per shape"));
+    for p in data.tuned.iter().take(12) {
+        legend.push(LegendEntry::new(
+            Mark::None,
+            format!("{}: {:.3}×", p.shape, p.ratio),
+        ));
+    }
+    if data.without_baseline > 0 {
+        legend.push(LegendEntry::new(
+            Mark::None,
+            format!("{} shape(s) without cuBLAS time", data.without_baseline),
+        ));
+    }
+    draw_legend(&legend_area, &legend)
+}

@@ -1,0 +1,277 @@
+//! Winner map: which schedule wins over an (M, N) grid at fixed K (the report's most common
+//! K). Measured where the run tuned a shape (the report's chosen schedule, filled markers),
+//! predicted elsewhere (the shipped cost model's first rank over a log grid of M and N from
+//! [`GRID_MIN`] to [`GRID_MAX`], hollow markers). One color per winning schedule for the
+//! [`TOP_COLORS`] most frequent winners, grey for the rest.
+
+use super::{
+    GREY, LegendEntry, Mark, PlotError, draw_legend, label_font, palette, render_pair,
+    split_with_legend, title_font,
+};
+use crate::arch::{Arch, MeasuredProperties};
+use crate::cost_model::CostModel;
+use crate::report::RunReport;
+use crate::schedule::{Dtype, Layout};
+use crate::shape::Shape;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Smallest M and N of the predicted grid.
+pub const GRID_MIN: u32 = 128;
+/// Largest M and N of the predicted grid.
+pub const GRID_MAX: u32 = 16384;
+/// Grid points per axis (log-spaced: here every half octave).
+pub const GRID_STEPS: usize = 15;
+/// Winners that get their own color; the others are grey.
+pub const TOP_COLORS: usize = 8;
+
+/// The most common K among the report's shapes (ties: the smaller K); `None` when the
+/// report has no shapes.
+pub fn most_common_k(report: &RunReport) -> Option<u32> {
+    let mut counts: HashMap<u32, usize> = HashMap::new();
+    for s in &report.shapes {
+        *counts.entry(s.shape.k).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(k, _)| k)
+}
+
+/// `steps` values from `lo` to `hi` spaced evenly on a log scale, rounded to integers.
+pub fn log_grid(lo: u32, hi: u32, steps: usize) -> Vec<u32> {
+    if steps < 2 {
+        return vec![lo];
+    }
+    let (l, h) = ((lo as f64).ln(), (hi as f64).ln());
+    let mut v: Vec<u32> = (0..steps)
+        .map(|i| (l + (h - l) * i as f64 / (steps - 1) as f64).exp().round() as u32)
+        .collect();
+    v.dedup();
+    v
+}
+
+/// One marker of the winner map.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Winner {
+    pub m: u32,
+    pub n: u32,
+    pub schedule: String,
+    /// True for a tuned shape (the report's chosen), false for a cost-model prediction.
+    pub measured: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WinnerMap {
+    pub k: u32,
+    pub winners: Vec<Winner>,
+    /// Why there are no predictions, when there are none.
+    pub note: Option<String>,
+}
+
+impl WinnerMap {
+    /// Winning schedules with their point counts: measured winners first (so that they
+    /// always get a color), then by frequency, then by name.
+    pub fn ranked_schedules(&self) -> Vec<(String, usize)> {
+        let mut counts: HashMap<&str, (bool, usize)> = HashMap::new();
+        for w in &self.winners {
+            let e = counts.entry(&w.schedule).or_default();
+            e.0 |= w.measured;
+            e.1 += 1;
+        }
+        let mut v: Vec<(&str, (bool, usize))> = counts.into_iter().collect();
+        v.sort_by(|a, b| (b.1).cmp(&a.1).then(a.0.cmp(b.0)));
+        v.into_iter()
+            .map(|(s, (_, c))| (s.to_string(), c))
+            .collect()
+    }
+}
+
+/// Measured winners at K plus the cost model's winners over the grid. The architecture
+/// comes from the report's provenance (its table, with the device's SM count, L2 size and
+/// clock when recorded); dtype and layout from the first shape at K.
+pub fn winner_map(report: &RunReport) -> WinnerMap {
+    let Some(k) = most_common_k(report) else {
+        return WinnerMap {
+            note: Some("the report has no shapes".to_string()),
+            ..Default::default()
+        };
+    };
+    let at_k: Vec<_> = report.shapes.iter().filter(|s| s.shape.k == k).collect();
+    let mut winners: Vec<Winner> = at_k
+        .iter()
+        .filter_map(|s| {
+            Some(Winner {
+                m: s.shape.m,
+                n: s.shape.n,
+                schedule: s.chosen.clone()?,
+                measured: true,
+            })
+        })
+        .collect();
+    let (dtype, layout) = at_k
+        .first()
+        .map_or((Dtype::Tf32, Layout::Tn), |s| (s.dtype, s.layout));
+    let mut note = None;
+    let p = &report.provenance;
+    match Arch::by_name(&p.arch) {
+        Ok(arch) => {
+            // The device's own numbers, when the report has them, as the run used them.
+            let arch = arch.with_measured(&MeasuredProperties {
+                sm_count: (p.sm_count > 0).then_some(p.sm_count),
+                l2_bytes: (p.l2_bytes > 0).then_some(p.l2_bytes),
+                boost_clock_mhz: (p.sm_clock_mhz > 0.0).then_some(p.sm_clock_mhz),
+                ..Default::default()
+            });
+            let grid = log_grid(GRID_MIN, GRID_MAX, GRID_STEPS);
+            let shapes: Vec<Shape> = grid
+                .iter()
+                .flat_map(|&m| grid.iter().map(move |&n| Shape::new(m, n, k)))
+                .filter(|s| !winners.iter().any(|w| w.m == s.m && w.n == s.n))
+                .collect();
+            let ranked = CostModel::shipped().rank_many(&arch, dtype, layout, &shapes);
+            for (shape, ranked) in shapes.iter().zip(ranked) {
+                if let Some(first) = ranked.first() {
+                    winners.push(Winner {
+                        m: shape.m,
+                        n: shape.n,
+                        schedule: first.schedule.name(),
+                        measured: false,
+                    });
+                }
+            }
+        }
+        Err(e) => note = Some(format!("no predictions: {e}")),
+    }
+    WinnerMap { k, winners, note }
+}
+
+pub(crate) fn render(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let map = winner_map(report);
+    render_pair(
+        out_dir,
+        "winner_map",
+        |root| draw(root, report, &map),
+        |root| draw(root, report, &map),
+    )
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    report: &RunReport,
+    map: &WinnerMap,
+) -> Result<(), PlotError> {
+    let (chart_area, legend_area) = split_with_legend(root);
+    let ranked = map.ranked_schedules();
+    let colors: HashMap<&str, RGBColor> = ranked
+        .iter()
+        .take(TOP_COLORS)
+        .enumerate()
+        .map(|(i, (s, _))| (s.as_str(), palette(i)))
+        .collect();
+    let color_of = |s: &str| colors.get(s).copied().unwrap_or(GREY);
+
+    let lo = map
+        .winners
+        .iter()
+        .flat_map(|w| [w.m, w.n])
+        .chain([GRID_MIN])
+        .min()
+        .unwrap_or(GRID_MIN) as f64;
+    let hi = map
+        .winners
+        .iter()
+        .flat_map(|w| [w.m, w.n])
+        .chain([GRID_MAX])
+        .max()
+        .unwrap_or(GRID_MAX) as f64;
+    let (lo, hi) = (lo / 1.3, hi * 1.3);
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(
+            format!(
+                "Winning schedule at K = {}: {}",
+                map.k,
+                super::device(report)
+            ),
+            title_font(),
+        )
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(72)
+        .build_cartesian_2d(
+            (lo..hi).log_scale().base(2.0),
+            (lo..hi).log_scale().base(2.0),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("M (log scale)")
+        .y_desc("N (log scale)")
+        .x_label_formatter(&|v| format!("{:.0}", v))
+        .y_label_formatter(&|v| format!("{:.0}", v))
+        .axis_desc_style(label_font(18))
+        .label_style(label_font(15))
+        .light_line_style(RGBColor(240, 240, 240))
+        .draw()?;
+
+    chart.draw_series(map.winners.iter().filter(|w| !w.measured).map(|w| {
+        Circle::new(
+            (w.m as f64, w.n as f64),
+            8,
+            color_of(&w.schedule).stroke_width(3),
+        )
+    }))?;
+    for w in map.winners.iter().filter(|w| w.measured) {
+        let p = (w.m as f64, w.n as f64);
+        chart.draw_series([
+            Circle::new(p, 11, color_of(&w.schedule).filled()),
+            Circle::new(p, 11, BLACK.stroke_width(2)),
+        ])?;
+        chart.draw_series(std::iter::once(
+            EmptyElement::at(p)
+                + Text::new(
+                    format!("{}x{}", w.m, w.n),
+                    (14, -14),
+                    label_font(13).pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Left,
+                        plotters::style::text_anchor::VPos::Bottom,
+                    )),
+                ),
+        ))?;
+    }
+
+    let mut legend = vec![
+        LegendEntry::new(Mark::Heading, "winner (marker style)"),
+        LegendEntry::new(Mark::Filled(GREY), "measured: the run's chosen"),
+        LegendEntry::new(Mark::Hollow(GREY), "predicted: cost model's rank 1"),
+        LegendEntry::new(Mark::None, ""),
+        LegendEntry::new(Mark::Heading, "schedule (color; dtype omitted)"),
+    ];
+    for (s, count) in ranked.iter().take(TOP_COLORS) {
+        legend.push(LegendEntry::new(
+            Mark::Filled(color_of(s)),
+            super::short_name(s),
+        ));
+        let measured = map
+            .winners
+            .iter()
+            .filter(|w| w.measured && &w.schedule == s)
+            .count();
+        legend.push(LegendEntry::new(
+            Mark::None,
+            format!("{count} point(s), {measured} measured"),
+        ));
+    }
+    if ranked.len() > TOP_COLORS {
+        legend.push(LegendEntry::new(
+            Mark::Filled(GREY),
+            format!("{} other schedules", ranked.len() - TOP_COLORS),
+        ));
+    }
+    if let Some(note) = &map.note {
+        legend.push(LegendEntry::new(Mark::None, ""));
+        legend.push(LegendEntry::new(Mark::None, note.clone()));
+    }
+    draw_legend(&legend_area, &legend)
+}

@@ -1,0 +1,201 @@
+//! The run report: everything one `forge tune` run measured, written as JSON and CSV to
+//! `reports/<run>/` and rewritten after every shape so partial results survive a crash.
+//! Pure data; the plots and summaries read it back on any machine.
+
+use crate::schedule::{Dtype, Layout};
+use crate::shape::Shape;
+use serde::{Deserialize, Serialize};
+
+/// Where and how the numbers were taken.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub device_name: String,
+    pub arch: String,
+    pub sm_count: u32,
+    pub l2_bytes: u64,
+    pub sm_clock_mhz: f64,
+    pub driver_version: String,
+    pub nvrtc_version: String,
+    pub cublas_version: String,
+    pub forge_version: String,
+    pub git_revision: String,
+    /// RFC 3339, UTC.
+    pub date: String,
+    pub command: String,
+    /// False for a cost-model-only run on a machine without a GPU.
+    pub measured: bool,
+    /// How times were taken (events, warm-up, rotation, stopping rule).
+    pub timing_method: String,
+    /// What the cuBLAS baseline is (library, compute type, algorithm choice).
+    pub cublas_mode: String,
+}
+
+/// Robust summary of one timed kernel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub median_us: f64,
+    /// 95% confidence interval of the median.
+    pub ci_low_us: f64,
+    pub ci_high_us: f64,
+    pub samples: u32,
+    /// Samples outside the Tukey fences (kept in the median, labelled here).
+    pub outliers: u32,
+    pub tflops: f64,
+}
+
+/// Outcome of the bit-exact gate for one candidate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Every element's bits equal the canonical output's.
+    Pass,
+    /// At least one element differs (or was left unwritten).
+    Fail,
+    /// The candidate never produced an output (see its status).
+    NotRun,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GateResult {
+    pub verdict: Verdict,
+    /// Elements whose bit pattern differs from the canonical output.
+    pub differing: u64,
+    pub max_abs_diff: f64,
+    /// ‖C − C₀‖ / ‖C₀‖; a pass needs exactly 0.
+    pub rel_rms: f64,
+}
+
+impl GateResult {
+    pub fn not_run() -> GateResult {
+        GateResult {
+            verdict: Verdict::NotRun,
+            differing: 0,
+            max_abs_diff: 0.0,
+            rel_rms: 0.0,
+        }
+    }
+}
+
+/// What happened to a candidate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
+pub enum Status {
+    /// Ran, was gated and timed.
+    Measured,
+    CompileFailed(String),
+    LaunchFailed(String),
+    /// The kernel faulted (illegal address, …); the worker was restarted.
+    Faulted(String),
+    /// The watchdog stopped it.
+    TimedOut(String),
+    /// Ranked only (cost-model-only run, or outside the benchmarked top K).
+    Predicted,
+}
+
+/// One schedule considered for one shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub schedule: String,
+    /// 1-based position in the cost model's ranking.
+    pub predicted_rank: u32,
+    pub predicted_us: f64,
+    /// The cost-model term that dominates the prediction.
+    pub predicted_dominant: String,
+    pub status: Status,
+    pub measured: Option<Measurement>,
+    pub gate: GateResult,
+}
+
+/// FP64 host check of the canonical output on sampled elements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReferenceCheck {
+    pub samples: u32,
+    /// ‖C₀ − ref‖ / ‖ref‖ over the samples.
+    pub rel_rms: f64,
+    pub max_rel_error: f64,
+    pub tolerance: f64,
+    pub passed: bool,
+}
+
+/// Everything measured for one problem.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShapeReport {
+    pub shape: Shape,
+    pub dtype: Dtype,
+    pub layout: Layout,
+    pub seed: u64,
+    /// Input sets rotated through while timing (working set above L2).
+    pub input_sets: u32,
+    pub cublas: Option<Measurement>,
+    pub reference: Option<ReferenceCheck>,
+    pub candidates: Vec<Candidate>,
+    /// The fastest gate-passing candidate.
+    pub chosen: Option<String>,
+}
+
+impl ShapeReport {
+    /// Candidates that were timed.
+    pub fn measured(&self) -> impl Iterator<Item = (&Candidate, &Measurement)> {
+        self.candidates
+            .iter()
+            .filter_map(|c| c.measured.as_ref().map(|m| (c, m)))
+    }
+
+    /// The fastest timed candidate that passed the gate.
+    pub fn fastest_passing(&self) -> Option<(&Candidate, &Measurement)> {
+        self.measured()
+            .filter(|(c, _)| c.gate.verdict == Verdict::Pass)
+            .min_by(|a, b| a.1.median_us.total_cmp(&b.1.median_us))
+    }
+
+    /// The fastest timed candidate, gate or not (the price of determinism's other side).
+    pub fn fastest_overall(&self) -> Option<(&Candidate, &Measurement)> {
+        self.measured()
+            .min_by(|a, b| a.1.median_us.total_cmp(&b.1.median_us))
+    }
+}
+
+/// One run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub provenance: Provenance,
+    pub shapes: Vec<ShapeReport>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot read report {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("report {path} is not a forge run report: {source}")]
+    Parse {
+        path: String,
+        source: serde_json::Error,
+    },
+}
+
+/// File name of the JSON report inside a run directory.
+pub const REPORT_JSON: &str = "report.json";
+/// File name of the CSV table inside a run directory.
+pub const REPORT_CSV: &str = "report.csv";
+
+impl RunReport {
+    /// Reads `DIR/report.json` (or the file itself when given a file).
+    pub fn load(path: &std::path::Path) -> Result<RunReport, ReportError> {
+        let file = if path.is_dir() {
+            path.join(REPORT_JSON)
+        } else {
+            path.to_path_buf()
+        };
+        let text = std::fs::read_to_string(&file).map_err(|source| ReportError::Io {
+            path: file.display().to_string(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ReportError::Parse {
+            path: file.display().to_string(),
+            source,
+        })
+    }
+}

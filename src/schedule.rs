@@ -1,0 +1,411 @@
+//! The schedule space's vocabulary: one [`Schedule`] names one own-GEMM variant, and its
+//! canonical name (for example `wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1`) is stable:
+//! profiles store it. The formulas here mirror `kernels/ABI.md`.
+
+use crate::shape::Shape;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Element type of the operands (TF32 math reads f32 storage).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dtype {
+    Tf32,
+    Bf16,
+    Fp16,
+}
+
+impl Dtype {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dtype::Tf32 => "tf32",
+            Dtype::Bf16 => "bf16",
+            Dtype::Fp16 => "fp16",
+        }
+    }
+
+    /// Bytes per stored element of A, B (C is always f32).
+    pub fn operand_bytes(self) -> u32 {
+        match self {
+            Dtype::Tf32 => 4,
+            Dtype::Bf16 | Dtype::Fp16 => 2,
+        }
+    }
+}
+
+impl FromStr for Dtype {
+    type Err = ScheduleError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tf32" => Ok(Dtype::Tf32),
+            "bf16" => Ok(Dtype::Bf16),
+            "fp16" => Ok(Dtype::Fp16),
+            other => Err(ScheduleError::Dtype(other.to_string())),
+        }
+    }
+}
+
+impl fmt::Display for Dtype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Operand layouts. forge's kernels take A M×K row-major and B N×K row-major ("TN");
+/// other layouts are priced as a transpose of the operand plus the GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// A M×K row-major, B N×K row-major (both K-major): native.
+    Tn,
+    /// A M×K row-major, B K×N row-major: B needs a transpose.
+    Nn,
+    /// A K×M row-major, B N×K row-major: A needs a transpose.
+    Tt,
+    /// A K×M, B K×N: both need a transpose.
+    Nt,
+}
+
+impl Layout {
+    /// (A needs a transpose, B needs a transpose).
+    pub fn transposes(self) -> (bool, bool) {
+        match self {
+            Layout::Tn => (false, false),
+            Layout::Nn => (false, true),
+            Layout::Tt => (true, false),
+            Layout::Nt => (true, true),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Tn => "tn",
+            Layout::Nn => "nn",
+            Layout::Tt => "tt",
+            Layout::Nt => "nt",
+        }
+    }
+}
+
+impl FromStr for Layout {
+    type Err = ScheduleError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tn" => Ok(Layout::Tn),
+            "nn" => Ok(Layout::Nn),
+            "tt" => Ok(Layout::Tt),
+            "nt" => Ok(Layout::Nt),
+            other => Err(ScheduleError::Layout(other.to_string())),
+        }
+    }
+}
+
+/// Instruction family: which kernel source implements the schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// `mma.sync` m16n8k8 with a cp.async pipeline: every sm_80+ architecture.
+    MmaSync,
+    /// `wgmma` + TMA + warp specialization: sm_90a.
+    Wgmma,
+}
+
+impl Family {
+    pub const ALL: [Family; 2] = [Family::MmaSync, Family::Wgmma];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::MmaSync => "mma_sync",
+            Family::Wgmma => "wgmma",
+        }
+    }
+}
+
+/// Order in which consecutive work units walk the tile grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Raster {
+    /// Bands of `group` tile-rows, walked along N (ABI `raster_n = 1`).
+    Row,
+    /// Bands of `group` tile-columns, walked along M (ABI `raster_n = 0`).
+    Column,
+}
+
+/// A CTA tile BM×BN with K step BK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Tile {
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+}
+
+/// One own-GEMM variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Schedule {
+    pub family: Family,
+    pub dtype: Dtype,
+    pub tile: Tile,
+    /// Shared-memory pipeline depth.
+    pub stages: u32,
+    /// mma_sync: warps per CTA; wgmma: consumer warpgroups.
+    pub workers: u32,
+    /// Raster swizzle group size (1 = plain order).
+    pub group: u32,
+    pub raster: Raster,
+    pub persistent: bool,
+    /// CTAs per cluster (along M).
+    pub cluster: u32,
+    /// K splits; > 1 changes the reduction order.
+    pub split_k: u32,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ScheduleError {
+    #[error(
+        "`{0}` is not a schedule name (expected e.g. wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1)"
+    )]
+    Name(String),
+    #[error("unknown dtype `{0}` (known: tf32, bf16, fp16)")]
+    Dtype(String),
+    #[error("unknown layout `{0}` (known: tn, nn, tt, nt)")]
+    Layout(String),
+}
+
+/// How a schedule covers a shape: the numbers of `kernels/ABI.md`'s work decomposition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkGrid {
+    /// Cluster-tile rows (each covers BM·cluster rows) and tile columns.
+    pub tiles_m: u64,
+    pub tiles_n: u64,
+    /// Output tiles of BM·cluster × BN.
+    pub tiles: u64,
+    /// Work units = tiles × split_k.
+    pub units: u64,
+    pub k_tiles: u64,
+    /// K tiles per split (the longest split).
+    pub k_tiles_per_unit: u64,
+}
+
+impl Schedule {
+    /// The canonical schedule: its output is the golden C₀ of the bit-exact gate. It is an
+    /// mma_sync schedule so that it exists on every architecture forge supports.
+    pub fn canonical(dtype: Dtype) -> Schedule {
+        Schedule {
+            family: Family::MmaSync,
+            dtype,
+            tile: Tile {
+                bm: 128,
+                bn: 128,
+                bk: 32,
+            },
+            stages: 3,
+            workers: 8,
+            group: 1,
+            raster: Raster::Row,
+            persistent: false,
+            cluster: 1,
+            split_k: 1,
+        }
+    }
+
+    /// Stable canonical name, e.g. `mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1`.
+    /// Column raster appends `c` to the swizzle group (`swz8c`).
+    pub fn name(&self) -> String {
+        let workers = match self.family {
+            Family::MmaSync => format!("w{}", self.workers),
+            Family::Wgmma => format!("wg{}", self.workers),
+        };
+        let raster = match self.raster {
+            Raster::Row => "",
+            Raster::Column => "c",
+        };
+        format!(
+            "{}_{}_{}x{}x{}_s{}_{}_swz{}{}_{}_c{}_k{}",
+            self.family.as_str(),
+            self.dtype,
+            self.tile.bm,
+            self.tile.bn,
+            self.tile.bk,
+            self.stages,
+            workers,
+            self.group,
+            raster,
+            if self.persistent { "pers" } else { "np" },
+            self.cluster,
+            self.split_k
+        )
+    }
+
+    /// Threads per CTA.
+    pub fn threads(&self) -> u32 {
+        match self.family {
+            Family::MmaSync => 32 * self.workers,
+            Family::Wgmma => 128 * (self.workers + 1),
+        }
+    }
+
+    /// Dynamic shared memory per CTA, bytes (ABI.md's formula).
+    pub fn smem_bytes(&self) -> u32 {
+        let Tile { bm, bn, bk } = self.tile;
+        let elem = self.dtype.operand_bytes();
+        match self.family {
+            Family::MmaSync => self.stages * (bm + bn) * (bk + 4) * elem,
+            Family::Wgmma => self.stages * (bm + bn) * bk * elem + 1024,
+        }
+    }
+
+    /// f32 accumulators each math thread holds.
+    pub fn accumulators_per_thread(&self) -> u32 {
+        let math_threads = match self.family {
+            Family::MmaSync => 32 * self.workers,
+            Family::Wgmma => 128 * self.workers,
+        };
+        self.tile.bm * self.tile.bn / math_threads
+    }
+
+    /// Whether the output bits can differ from the canonical schedule's by construction.
+    pub fn changes_reduction_order(&self) -> bool {
+        self.split_k > 1
+    }
+
+    /// The schedule's cover of a shape (see `kernels/ABI.md`).
+    pub fn work_grid(&self, shape: &Shape) -> WorkGrid {
+        let rows = (self.tile.bm * self.cluster) as u64;
+        let tiles_m = (shape.m as u64).div_ceil(rows);
+        let tiles_n = (shape.n as u64).div_ceil(self.tile.bn as u64);
+        let tiles = tiles_m * tiles_n;
+        let k_tiles = (shape.k as u64).div_ceil(self.tile.bk as u64);
+        WorkGrid {
+            tiles_m,
+            tiles_n,
+            tiles,
+            units: tiles * self.split_k as u64,
+            k_tiles,
+            k_tiles_per_unit: k_tiles.div_ceil(self.split_k as u64),
+        }
+    }
+
+    /// CTAs to launch: every unit (non-persistent), or at most `resident_ctas` (persistent),
+    /// rounded to whole clusters.
+    pub fn grid_ctas(&self, shape: &Shape, resident_ctas: u64) -> u64 {
+        let units = self.work_grid(shape).units;
+        let cluster = self.cluster as u64;
+        let clusters = if self.persistent {
+            units.min((resident_ctas / cluster).max(1))
+        } else {
+            units
+        };
+        clusters * cluster
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+fn strip_num<'a>(part: &'a str, prefix: &str) -> Option<u32> {
+    part.strip_prefix(prefix)?.parse().ok()
+}
+
+impl FromStr for Schedule {
+    type Err = ScheduleError;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let bad = || ScheduleError::Name(name.to_string());
+        let (family, rest) = if let Some(rest) = name.strip_prefix("mma_sync_") {
+            (Family::MmaSync, rest)
+        } else if let Some(rest) = name.strip_prefix("wgmma_") {
+            (Family::Wgmma, rest)
+        } else {
+            return Err(bad());
+        };
+        let parts: Vec<&str> = rest.split('_').collect();
+        let [dtype, tile, stages, workers, swz, pers, cluster, split] = parts[..] else {
+            return Err(bad());
+        };
+        let dtype: Dtype = dtype.parse().map_err(|_| bad())?;
+        let dims: Vec<u32> = tile
+            .split('x')
+            .map(|d| d.parse().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        let [bm, bn, bk] = dims[..] else {
+            return Err(bad());
+        };
+        let workers_prefix = match family {
+            Family::MmaSync => "w",
+            Family::Wgmma => "wg",
+        };
+        let (swz, raster) = match swz.strip_suffix('c') {
+            Some(s) => (s, Raster::Column),
+            None => (swz, Raster::Row),
+        };
+        let schedule = Schedule {
+            family,
+            dtype,
+            tile: Tile { bm, bn, bk },
+            stages: strip_num(stages, "s").ok_or_else(bad)?,
+            workers: strip_num(workers, workers_prefix).ok_or_else(bad)?,
+            group: strip_num(swz, "swz").ok_or_else(bad)?,
+            raster,
+            persistent: match pers {
+                "pers" => true,
+                "np" => false,
+                _ => return Err(bad()),
+            },
+            cluster: strip_num(cluster, "c").ok_or_else(bad)?,
+            split_k: strip_num(split, "k").ok_or_else(bad)?,
+        };
+        // Only names that print back identically are canonical.
+        if schedule.name() != name {
+            return Err(bad());
+        }
+        Ok(schedule)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let name = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1";
+        let s: Schedule = name.parse().unwrap();
+        assert_eq!(s.name(), name);
+        assert_eq!(s.tile.bn, 256);
+        assert_eq!(s.workers, 2);
+        let c = Schedule::canonical(Dtype::Tf32);
+        assert_eq!(c.name(), "mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1");
+        assert_eq!(c.name().parse::<Schedule>().unwrap(), c);
+        let col = "mma_sync_tf32_64x64x16_s2_w4_swz4c_pers_c1_k2";
+        assert_eq!(col.parse::<Schedule>().unwrap().raster, Raster::Column);
+    }
+
+    #[test]
+    fn malformed_names_are_rejected() {
+        for bad in [
+            "",
+            "wgmma_tf32",
+            "wgmma_tf32_128x256_s4_wg2_swz8_pers_c2_k1",
+            "wgmma_tf32_128x256x32_s4_w2_swz8_pers_c2_k1",
+            "wgmma_tf32_128x256x32_s04_wg2_swz8_pers_c2_k1",
+            "cuda_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1",
+        ] {
+            assert!(bad.parse::<Schedule>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn work_grid_follows_the_abi() {
+        let mut s = Schedule::canonical(Dtype::Tf32);
+        let g = s.work_grid(&Shape::new(1000, 1000, 1000));
+        assert_eq!((g.tiles_m, g.tiles_n, g.k_tiles), (8, 8, 32));
+        s.split_k = 4;
+        s.persistent = true;
+        let g = s.work_grid(&Shape::new(1000, 1000, 1000));
+        assert_eq!((g.units, g.k_tiles_per_unit), (256, 8));
+        assert_eq!(s.grid_ctas(&Shape::new(1000, 1000, 1000), 132), 132);
+    }
+}

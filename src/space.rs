@@ -1,0 +1,398 @@
+//! The schedule space: every candidate own-GEMM variant for (arch, dtype, shape), and the
+//! rules that reject the ones that cannot run, each with its reason.
+
+use crate::arch::Arch;
+use crate::schedule::{Dtype, Family, Raster, Schedule, Tile};
+use crate::shape::Shape;
+use std::fmt;
+
+/// CTA tiles (BM, BN) the kernel families implement.
+pub const TILES: [(u32, u32); 6] = [
+    (64, 64),
+    (64, 128),
+    (128, 64),
+    (128, 128),
+    (128, 256),
+    (256, 128),
+];
+pub const GROUPS: [u32; 5] = [1, 2, 4, 8, 16];
+pub const SPLITS: [u32; 3] = [1, 2, 4];
+/// Accumulators per thread above which a tile's registers spill (255 registers per thread,
+/// operand fragments and addressing need the rest).
+pub const MAX_ACCUMULATORS: u32 = 128;
+
+/// Per-family option lists: K steps, stages, workers, cluster sizes.
+struct FamilyOptions {
+    bks: &'static [u32],
+    stages: &'static [u32],
+    workers: &'static [u32],
+    clusters: &'static [u32],
+}
+
+fn options(family: Family) -> FamilyOptions {
+    match family {
+        Family::MmaSync => FamilyOptions {
+            bks: &[16, 32],
+            stages: &[2, 3, 4],
+            workers: &[4, 8],
+            clusters: &[1],
+        },
+        Family::Wgmma => FamilyOptions {
+            bks: &[32],
+            stages: &[2, 3, 4, 5, 6],
+            workers: &[1, 2],
+            clusters: &[1, 2],
+        },
+    }
+}
+
+/// Why a schedule cannot run a problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    FamilyUnavailable {
+        family: Family,
+        arch: String,
+    },
+    DtypeUnsupported(Dtype),
+    TileNotImplemented(Tile),
+    OptionNotImplemented {
+        what: &'static str,
+        value: u32,
+        family: Family,
+    },
+    SharedMemory {
+        needed: u32,
+        limit: u32,
+    },
+    Registers {
+        accumulators: u32,
+        limit: u32,
+    },
+    WarpLayout {
+        detail: &'static str,
+    },
+    TmaAlignment {
+        k: u32,
+    },
+    RedundantGroup {
+        group: u32,
+        band_tiles: u64,
+    },
+    SplitTooFine {
+        split_k: u32,
+        k_tiles: u64,
+    },
+    ClusterTooTall {
+        tiles_m: u64,
+    },
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rejection::FamilyUnavailable { family, arch } => {
+                write!(f, "{arch} has no {} instructions", family.as_str())
+            }
+            Rejection::DtypeUnsupported(d) => write!(f, "no {d} kernel is implemented yet"),
+            Rejection::TileNotImplemented(t) => {
+                write!(f, "tile {}x{}x{} is not implemented", t.bm, t.bn, t.bk)
+            }
+            Rejection::OptionNotImplemented {
+                what,
+                value,
+                family,
+            } => write!(
+                f,
+                "{what} {value} is not offered by the {} family",
+                family.as_str()
+            ),
+            Rejection::SharedMemory { needed, limit } => write!(
+                f,
+                "needs {needed} B of shared memory per CTA, the arch allows {limit} B"
+            ),
+            Rejection::Registers {
+                accumulators,
+                limit,
+            } => write!(
+                f,
+                "{accumulators} f32 accumulators per thread exceed {limit}: registers would spill"
+            ),
+            Rejection::WarpLayout { detail } => write!(f, "no warp layout: {detail}"),
+            Rejection::TmaAlignment { k } => write!(
+                f,
+                "TMA needs 16-byte global row strides: K = {k} f32 is {} bytes per row",
+                4 * k
+            ),
+            Rejection::RedundantGroup { group, band_tiles } => write!(
+                f,
+                "swizzle group {group} over {band_tiles} tiles walks the same order as group {}",
+                group / 2
+            ),
+            Rejection::SplitTooFine { split_k, k_tiles } => write!(
+                f,
+                "split-K {split_k} over {k_tiles} K tiles leaves under 2 tiles per split"
+            ),
+            Rejection::ClusterTooTall { tiles_m } => write!(
+                f,
+                "a 2-CTA cluster needs at least 2 tile rows; the shape has {tiles_m}"
+            ),
+        }
+    }
+}
+
+/// Checks every rule; the first broken one is the reason.
+pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> {
+    let available = match s.family {
+        Family::MmaSync => arch.instructions.mma_sync,
+        Family::Wgmma => arch.instructions.wgmma && arch.instructions.tma,
+    };
+    if !available {
+        return Err(Rejection::FamilyUnavailable {
+            family: s.family,
+            arch: arch.name.clone(),
+        });
+    }
+    if s.dtype != Dtype::Tf32 {
+        return Err(Rejection::DtypeUnsupported(s.dtype));
+    }
+    let opts = options(s.family);
+    if !TILES.contains(&(s.tile.bm, s.tile.bn)) || !opts.bks.contains(&s.tile.bk) {
+        return Err(Rejection::TileNotImplemented(s.tile));
+    }
+    for (what, value, allowed) in [
+        ("stages", s.stages, opts.stages),
+        ("workers", s.workers, opts.workers),
+        ("cluster", s.cluster, opts.clusters),
+        ("swizzle group", s.group, &GROUPS[..]),
+        ("split-K", s.split_k, &SPLITS[..]),
+    ] {
+        if !allowed.contains(&value) {
+            return Err(Rejection::OptionNotImplemented {
+                what,
+                value,
+                family: s.family,
+            });
+        }
+    }
+    if s.cluster > 1 && !arch.instructions.clusters {
+        return Err(Rejection::FamilyUnavailable {
+            family: s.family,
+            arch: arch.name.clone(),
+        });
+    }
+    let smem = s.smem_bytes();
+    if smem > arch.smem_per_block_bytes {
+        return Err(Rejection::SharedMemory {
+            needed: smem,
+            limit: arch.smem_per_block_bytes,
+        });
+    }
+    let acc = s.accumulators_per_thread();
+    if acc > MAX_ACCUMULATORS {
+        return Err(Rejection::Registers {
+            accumulators: acc,
+            limit: MAX_ACCUMULATORS,
+        });
+    }
+    check_worker_layout(s)?;
+    if s.family == Family::Wgmma && shape.k % 4 != 0 {
+        return Err(Rejection::TmaAlignment { k: shape.k });
+    }
+    let grid = s.work_grid(shape);
+    if s.cluster > 1 && grid.tiles_m < 2 {
+        return Err(Rejection::ClusterTooTall {
+            tiles_m: grid.tiles_m,
+        });
+    }
+    let band_tiles = match s.raster {
+        Raster::Row => grid.tiles_m,
+        Raster::Column => grid.tiles_n,
+    };
+    if s.group > 1 && (s.group / 2) as u64 >= band_tiles {
+        return Err(Rejection::RedundantGroup {
+            group: s.group,
+            band_tiles,
+        });
+    }
+    if s.split_k > 1 && grid.k_tiles < 2 * s.split_k as u64 {
+        return Err(Rejection::SplitTooFine {
+            split_k: s.split_k,
+            k_tiles: grid.k_tiles,
+        });
+    }
+    Ok(())
+}
+
+/// Warps (mma_sync) or warpgroups (wgmma) must split the tile evenly.
+fn check_worker_layout(s: &Schedule) -> Result<(), Rejection> {
+    match s.family {
+        Family::MmaSync => {
+            // The kernel arranges 4 warps 2×2 and 8 warps 2×4 or 4×2; each warp tile must
+            // hold whole m16n8 fragments.
+            if s.tile.bm / 2 < 16 || s.tile.bn / 4 < 8 {
+                return Err(Rejection::WarpLayout {
+                    detail: "warp tile smaller than one m16n8 fragment",
+                });
+            }
+            Ok(())
+        }
+        Family::Wgmma => {
+            if (s.tile.bm / s.workers) % 64 != 0 {
+                return Err(Rejection::WarpLayout {
+                    detail: "each consumer warpgroup needs a multiple of 64 rows",
+                });
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Every schedule in the space for a dtype, valid or not, in a fixed order.
+pub fn all_schedules(dtype: Dtype) -> Vec<Schedule> {
+    let mut out = Vec::new();
+    for family in Family::ALL {
+        let opts = options(family);
+        for &(bm, bn) in &TILES {
+            for &bk in opts.bks {
+                for &stages in opts.stages {
+                    for &workers in opts.workers {
+                        for &cluster in opts.clusters {
+                            for &group in &GROUPS {
+                                for raster in [Raster::Row, Raster::Column] {
+                                    for persistent in [false, true] {
+                                        for &split_k in &SPLITS {
+                                            out.push(Schedule {
+                                                family,
+                                                dtype,
+                                                tile: Tile { bm, bn, bk },
+                                                stages,
+                                                workers,
+                                                group,
+                                                raster,
+                                                persistent,
+                                                cluster,
+                                                split_k,
+                                            });
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The valid schedules for a problem.
+pub fn valid_schedules(arch: &Arch, dtype: Dtype, shape: &Shape) -> Vec<Schedule> {
+    all_schedules(dtype)
+        .into_iter()
+        .filter(|s| check(arch, s, shape).is_ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h100() -> Arch {
+        Arch::by_name("sm_90a").unwrap()
+    }
+
+    fn wgmma(name: &str) -> Schedule {
+        name.parse().unwrap()
+    }
+
+    #[test]
+    fn canonical_is_valid_everywhere() {
+        for name in Arch::known() {
+            let arch = Arch::by_name(name).unwrap();
+            for shape in [Shape::new(2048, 2048, 2048), Shape::new(1, 1, 1)] {
+                assert_eq!(
+                    check(&arch, &Schedule::canonical(Dtype::Tf32), &shape),
+                    Ok(()),
+                    "{name} {shape}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn wgmma_only_where_the_arch_has_it() {
+        let s = wgmma("wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1");
+        let d = Shape::new(4096, 4096, 4096);
+        assert_eq!(check(&h100(), &s, &d), Ok(()));
+        let a100 = Arch::by_name("sm_80").unwrap();
+        assert!(matches!(
+            check(&a100, &s, &d),
+            Err(Rejection::FamilyUnavailable { .. })
+        ));
+    }
+
+    #[test]
+    fn shared_memory_and_register_limits_reject() {
+        let d = Shape::new(4096, 4096, 4096);
+        let too_deep = wgmma("wgmma_tf32_128x256x32_s5_wg2_swz1_np_c1_k1");
+        assert!(matches!(
+            check(&h100(), &too_deep, &d),
+            Err(Rejection::SharedMemory { .. })
+        ));
+        let one_wg = wgmma("wgmma_tf32_128x256x32_s4_wg1_swz1_np_c1_k1");
+        assert!(matches!(
+            check(&h100(), &one_wg, &d),
+            Err(Rejection::Registers { .. })
+        ));
+    }
+
+    #[test]
+    fn tma_needs_16_byte_rows_and_mma_sync_does_not() {
+        let ragged = Shape::new(1000, 1000, 1001);
+        let s = wgmma("wgmma_tf32_128x128x32_s4_wg1_swz1_np_c1_k1");
+        assert_eq!(
+            check(&h100(), &s, &ragged),
+            Err(Rejection::TmaAlignment { k: 1001 })
+        );
+        let c = Schedule::canonical(Dtype::Tf32);
+        assert_eq!(check(&h100(), &c, &ragged), Ok(()));
+    }
+
+    #[test]
+    fn redundant_groups_and_fine_splits_are_pruned() {
+        let small = Shape::new(128, 128, 64);
+        let grouped = wgmma("mma_sync_tf32_128x128x32_s3_w8_swz4_np_c1_k1");
+        assert!(matches!(
+            check(&h100(), &grouped, &small),
+            Err(Rejection::RedundantGroup { .. })
+        ));
+        let split = wgmma("mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k2");
+        assert!(matches!(
+            check(&h100(), &split, &small),
+            Err(Rejection::SplitTooFine { .. })
+        ));
+    }
+
+    #[test]
+    fn space_is_nonempty_and_deduplicated() {
+        let all = all_schedules(Dtype::Tf32);
+        let mut names: Vec<String> = all.iter().map(Schedule::name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        let valid = valid_schedules(&h100(), Dtype::Tf32, &Shape::new(4096, 4096, 4096));
+        assert!(valid.iter().any(|s| s.family == Family::Wgmma));
+        assert!(valid.iter().any(|s| s.family == Family::MmaSync));
+    }
+
+    #[test]
+    fn bf16_is_rejected_until_a_kernel_exists() {
+        let mut s = Schedule::canonical(Dtype::Tf32);
+        s.dtype = Dtype::Bf16;
+        assert_eq!(
+            check(&h100(), &s, &Shape::new(64, 64, 64)),
+            Err(Rejection::DtypeUnsupported(Dtype::Bf16))
+        );
+    }
+}

@@ -1,0 +1,330 @@
+//! The Markdown summary of a run (`summary.md`): parity with cuBLAS, the bit-exact gate's
+//! verdicts, the cost model's accuracy, the price of determinism and the provenance.
+//! Written by `forge plot` beside the pictures and by `forge tune` at the end of a run;
+//! works on any report, including a cost-model-only one.
+
+use crate::plot::determinism::{Timed, determinism_rows};
+use crate::plot::model_accuracy::{accuracy, fmt_regret, fmt_rho};
+use crate::plot::parity::speed_ratio;
+use crate::report::{Measurement, RunReport, Status, Verdict};
+use std::fmt::Write;
+
+const NONE: &str = "—";
+
+/// The whole summary as Markdown.
+pub fn summary_markdown(report: &RunReport) -> String {
+    let mut md = String::new();
+    let p = &report.provenance;
+    let _ = writeln!(md, "# forge run summary\n");
+    let _ = writeln!(
+        md,
+        "{} shape(s) on {}{}.\n",
+        report.shapes.len(),
+        if p.device_name.is_empty() {
+            "an unnamed device"
+        } else {
+            &p.device_name
+        },
+        if p.arch.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", p.arch)
+        }
+    );
+    if !p.measured {
+        let _ = writeln!(
+            md,
+            "> Cost-model-only run: nothing was timed; schedules are ranked by prediction.\n"
+        );
+    }
+    parity(&mut md, report);
+    gate(&mut md, report);
+    model(&mut md, report);
+    determinism(&mut md, report);
+    provenance(&mut md, report);
+    md
+}
+
+/// Makes text safe inside a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// A schedule name as inline code.
+fn code(name: &str) -> String {
+    format!("`{}`", cell(name))
+}
+
+fn us(m: Option<&Measurement>) -> String {
+    m.map_or(NONE.to_string(), |m| format!("{:.2}", m.median_us))
+}
+
+fn tf(shape: &crate::shape::Shape, m: Option<&Measurement>) -> String {
+    m.map_or(NONE.to_string(), |m| {
+        format!("{:.1}", crate::plot::determinism::tflops(shape, m))
+    })
+}
+
+fn parity(md: &mut String, report: &RunReport) {
+    let _ = writeln!(md, "## Parity with cuBLAS\n");
+    let _ = writeln!(
+        md,
+        "ratio = cuBLAS median time / own median time of the chosen schedule \
+         (> 1: own is faster).\n"
+    );
+    let _ = writeln!(
+        md,
+        "| shape | dtype | layout | chosen schedule | own µs | own TFLOP/s | cuBLAS µs | cuBLAS TFLOP/s | ratio |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---:|---:|---:|---:|---:|");
+    let mut log_sum = 0.0;
+    let mut count = 0usize;
+    for s in &report.shapes {
+        let own = s.chosen.as_ref().and_then(|chosen| {
+            s.measured()
+                .find(|(c, _)| &c.schedule == chosen)
+                .map(|(_, m)| m)
+        });
+        let ratio = match (own, &s.cublas) {
+            (Some(o), Some(c)) => {
+                let r = speed_ratio(c.median_us, o.median_us);
+                log_sum += r.ln();
+                count += 1;
+                format!("{r:.3}")
+            }
+            _ => NONE.to_string(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.shape,
+            s.dtype,
+            s.layout.as_str(),
+            s.chosen.as_deref().map_or(NONE.to_string(), code),
+            us(own),
+            tf(&s.shape, own),
+            us(s.cublas.as_ref()),
+            tf(&s.shape, s.cublas.as_ref()),
+            ratio
+        );
+    }
+    if count > 0 {
+        let _ = writeln!(
+            md,
+            "\nGeometric mean ratio over {count} shape(s): {:.3}.",
+            (log_sum / count as f64).exp()
+        );
+    }
+    md.push('\n');
+}
+
+fn status_text(status: &Status) -> String {
+    match status {
+        Status::Measured => "measured".to_string(),
+        Status::CompileFailed(r) => format!("compile failed: {r}"),
+        Status::LaunchFailed(r) => format!("launch failed: {r}"),
+        Status::Faulted(r) => format!("faulted: {r}"),
+        Status::TimedOut(r) => format!("timed out: {r}"),
+        Status::Predicted => "ranked only".to_string(),
+    }
+}
+
+fn gate(md: &mut String, report: &RunReport) {
+    let _ = writeln!(md, "## Bit-exact gate\n");
+    let _ = writeln!(
+        md,
+        "Every candidate's output is compared bit for bit with the canonical schedule's. \
+         *not run*: the candidate never produced an output (compile, launch, fault, timeout); \
+         *ranked only*: predicted but not benchmarked.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| shape | passed | failed | not run | ranked only | FP64 reference check |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---|");
+    let mut details = String::new();
+    for s in &report.shapes {
+        let count = |v: Verdict| s.candidates.iter().filter(|c| c.gate.verdict == v).count();
+        let ranked_only = s
+            .candidates
+            .iter()
+            .filter(|c| c.gate.verdict == Verdict::NotRun && c.status == Status::Predicted)
+            .count();
+        let reference = s.reference.as_ref().map_or(NONE.to_string(), |r| {
+            format!(
+                "{} (rel_rms {:.2e}, tolerance {:.1e}, {} samples)",
+                if r.passed { "passed" } else { "FAILED" },
+                r.rel_rms,
+                r.tolerance,
+                r.samples
+            )
+        });
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} |",
+            s.shape,
+            count(Verdict::Pass),
+            count(Verdict::Fail),
+            count(Verdict::NotRun) - ranked_only,
+            ranked_only,
+            reference
+        );
+        for c in s
+            .candidates
+            .iter()
+            .filter(|c| c.gate.verdict == Verdict::Fail)
+        {
+            let _ = writeln!(
+                details,
+                "- {}: {} failed: {} element(s) differ, rel_rms {:.3e}, max |Δ| {:.3e}",
+                s.shape,
+                code(&c.schedule),
+                c.gate.differing,
+                c.gate.rel_rms,
+                c.gate.max_abs_diff
+            );
+        }
+        for c in s
+            .candidates
+            .iter()
+            .filter(|c| c.gate.verdict == Verdict::NotRun && !matches!(c.status, Status::Predicted))
+        {
+            let _ = writeln!(
+                details,
+                "- {}: {} not run: {}",
+                s.shape,
+                code(&c.schedule),
+                cell(&status_text(&c.status))
+            );
+        }
+    }
+    if !details.is_empty() {
+        let _ = writeln!(md, "\n{details}");
+    } else {
+        md.push('\n');
+    }
+}
+
+fn model(md: &mut String, report: &RunReport) {
+    let _ = writeln!(md, "## Cost model accuracy\n");
+    let acc = accuracy(report);
+    if acc.is_empty() {
+        let _ = writeln!(md, "No timed candidates to compare predictions with.\n");
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "Spearman ρ between predicted and measured time over the timed candidates; top-1 \
+         regret: how much slower the model's first pick among them is than the fastest.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| shape | timed | Spearman ρ | top-1 regret | model's pick | measured fastest |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---|---|");
+    for a in &acc {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} |",
+            a.shape,
+            a.n,
+            fmt_rho(a.rho),
+            fmt_regret(a.regret_pct),
+            code(&a.model_pick),
+            code(&a.measured_best)
+        );
+    }
+    md.push('\n');
+}
+
+fn determinism(md: &mut String, report: &RunReport) {
+    let _ = writeln!(md, "## Price of determinism\n");
+    let rows = determinism_rows(report);
+    if rows.is_empty() {
+        let _ = writeln!(md, "No timed candidates.\n");
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "price = fastest gate-passing time / fastest time overall (split-K included) − 1.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| shape | fastest bit-exact | µs | fastest overall | µs | price | cuBLAS µs |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---|---:|---:|---:|");
+    let name = |t: &Option<Timed>| t.as_ref().map_or(NONE.to_string(), |t| code(&t.name));
+    let time = |t: &Option<Timed>| {
+        t.as_ref()
+            .map_or(NONE.to_string(), |t| format!("{:.2}", t.us))
+    };
+    for r in &rows {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            r.shape,
+            name(&r.passing),
+            time(&r.passing),
+            name(&r.overall),
+            time(&r.overall),
+            r.price_pct.map_or(NONE.to_string(), |p| format!("{p:.1}%")),
+            time(&r.cublas)
+        );
+    }
+    md.push('\n');
+}
+
+fn provenance(md: &mut String, report: &RunReport) {
+    let p = &report.provenance;
+    let _ = writeln!(md, "## Provenance\n");
+    let _ = writeln!(md, "| | |");
+    let _ = writeln!(md, "|---|---|");
+    let or_none = |s: &str| {
+        if s.is_empty() {
+            NONE.to_string()
+        } else {
+            cell(s)
+        }
+    };
+    let rows: [(&str, String); 13] = [
+        ("device", or_none(&p.device_name)),
+        ("architecture", or_none(&p.arch)),
+        (
+            "SMs / L2 / SM clock",
+            format!(
+                "{} / {} MiB / {:.0} MHz",
+                p.sm_count,
+                p.l2_bytes >> 20,
+                p.sm_clock_mhz
+            ),
+        ),
+        ("driver", or_none(&p.driver_version)),
+        ("NVRTC", or_none(&p.nvrtc_version)),
+        ("cuBLAS", or_none(&p.cublas_version)),
+        (
+            "forge",
+            format!(
+                "{} ({})",
+                or_none(&p.forge_version),
+                or_none(&p.git_revision)
+            ),
+        ),
+        ("date", or_none(&p.date)),
+        ("command", format!("`{}`", cell(&p.command))),
+        ("measured", p.measured.to_string()),
+        ("timing method", or_none(&p.timing_method)),
+        ("cuBLAS mode", or_none(&p.cublas_mode)),
+        (
+            "shapes",
+            report
+                .shapes
+                .iter()
+                .map(|s| s.shape.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(md, "| {k} | {v} |");
+    }
+}

@@ -1,0 +1,292 @@
+//! The worker process: runs one [`Job`] on the GPU and prints [`Event`] lines. A fault in a
+//! kernel makes the worker exit; the tuner records the candidate it had started as faulted
+//! and starts a new worker for the rest.
+
+use super::protocol::{Event, Job, measurement};
+use crate::device::buffers::DeviceBuffer;
+use crate::device::cache::KernelCache;
+use crate::device::cublas::Cublas;
+use crate::device::kernel::LoadedVariant;
+use crate::device::timing::time_kernel;
+use crate::device::{DeviceError, Gpu};
+use crate::gate::{self, POISON_BITS};
+use crate::kernel_source::KernelVariant;
+use crate::reference::{self, TENSOR_A, TENSOR_B};
+use crate::report::{GateResult, ReferenceCheck, Status};
+use crate::schedule::Schedule;
+use crate::shape::Shape;
+use cudarc::driver::{CudaFunction, CudaModule, sys};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::io::Write;
+use std::sync::Arc;
+
+/// Exit code of a worker whose CUDA context died (the in-flight candidate faulted).
+pub const EXIT_FAULT: i32 = 3;
+/// Elements of C₀ checked against the FP64 reference.
+pub const REFERENCE_SAMPLES: usize = 4096;
+/// Upper bound on rotated input sets.
+const MAX_SETS: u64 = 16;
+
+fn emit(event: &Event) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", event.to_line());
+    let _ = out.flush();
+}
+
+struct Inputs {
+    a: Vec<DeviceBuffer>,
+    b: Vec<DeviceBuffer>,
+    c: Vec<DeviceBuffer>,
+    workspace: DeviceBuffer,
+}
+
+/// Number of input sets so that the rotated working set is at least twice the L2.
+pub fn input_sets(shape: &Shape, l2_bytes: u64) -> u32 {
+    let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
+    let per_set = 4 * (m * k + n * k + m * n);
+    (2 * l2_bytes).div_ceil(per_set).clamp(1, MAX_SETS) as u32
+}
+
+struct Util {
+    _module: Arc<CudaModule>,
+    fill: CudaFunction,
+}
+
+fn load_util(gpu: &Gpu, cache: &KernelCache) -> Result<Util, DeviceError> {
+    let (compiled, _) = cache.get_or_compile(
+        "forge_util",
+        include_str!("../../kernels/util.cu"),
+        &gpu.info.arch,
+    )?;
+    let module = gpu
+        .ctx
+        .load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin))?;
+    let fill = module.load_function("forge_fill_random")?;
+    Ok(Util {
+        _module: module,
+        fill,
+    })
+}
+
+fn fill_random(
+    gpu: &Gpu,
+    util: &Util,
+    buf: &DeviceBuffer,
+    seed: u64,
+    set: u32,
+    tensor: u64,
+) -> Result<(), DeviceError> {
+    let (mut out, mut n, mut seed, mut set, mut tensor) =
+        (buf.ptr(), buf.len() as u64, seed, set, tensor);
+    let mut args: [*mut c_void; 5] = [
+        &mut out as *mut u64 as *mut c_void,
+        &mut n as *mut u64 as *mut c_void,
+        &mut seed as *mut u64 as *mut c_void,
+        &mut set as *mut u32 as *mut c_void,
+        &mut tensor as *mut u64 as *mut c_void,
+    ];
+    let blocks = (n.div_ceil(256)).min(gpu.info.sm_count as u64 * 16) as u32;
+    unsafe {
+        sys::cuLaunchKernel(
+            util.fill.cu_function(),
+            blocks,
+            1,
+            1,
+            256,
+            1,
+            1,
+            0,
+            gpu.stream.cu_stream(),
+            args.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()?;
+    Ok(())
+}
+
+fn check_reference(job: &Job, golden: &[f32]) -> ReferenceCheck {
+    let Shape { m, n, k } = job.shape;
+    let count = REFERENCE_SAMPLES.min(m as usize * n as usize).max(4);
+    let positions = reference::sample_positions(job.seed, m, n, count);
+    let pairs: Vec<(f64, f64)> = positions
+        .par_iter()
+        .map(|&(i, j)| {
+            let r = reference::reference_element(job.seed, 0, k, i, j);
+            (golden[i as usize * n as usize + j as usize] as f64, r)
+        })
+        .collect();
+    let (mut d2, mut r2, mut max_rel) = (0f64, 0f64, 0f64);
+    for &(c, r) in &pairs {
+        let d = if c.is_nan() { f64::INFINITY } else { c - r };
+        d2 += d * d;
+        r2 += r * r;
+        max_rel = max_rel.max(d.abs() / r.abs().max(1e-3));
+    }
+    let rel_rms = if r2 > 0.0 { (d2 / r2).sqrt() } else { 0.0 };
+    ReferenceCheck {
+        samples: pairs.len() as u32,
+        rel_rms,
+        max_rel_error: max_rel,
+        tolerance: reference::TF32_TOLERANCE,
+        passed: rel_rms <= reference::TF32_TOLERANCE,
+    }
+}
+
+/// Runs the job; returns only on success or on a recoverable error before any candidate.
+pub fn run(job: &Job) -> Result<(), DeviceError> {
+    let gpu = Gpu::open(0)?;
+    let cache = KernelCache::new(std::path::Path::new(&job.cache_dir))?;
+    let util = load_util(&gpu, &cache)?;
+    let cublas = Cublas::new(&gpu)?;
+    let shape = job.shape;
+    let sets = input_sets(&shape, gpu.info.l2_bytes);
+    emit(&Event::Device {
+        info: gpu.info.clone(),
+        cublas_version: cublas.version.clone(),
+        input_sets: sets,
+    });
+    let (m, n, k) = (shape.m as usize, shape.n as usize, shape.k as usize);
+    let schedules: Vec<Schedule> = job
+        .candidates
+        .iter()
+        .map(|c| c.parse().map_err(|e| DeviceError::Other(format!("{e}"))))
+        .collect::<Result<_, _>>()?;
+    let max_split = schedules.iter().map(|s| s.split_k).max().unwrap_or(1) as usize;
+    let mut inputs = Inputs {
+        a: vec![],
+        b: vec![],
+        c: vec![],
+        workspace: DeviceBuffer::new(&gpu.ctx, if max_split > 1 { max_split * m * n } else { 1 })?,
+    };
+    for set in 0..sets {
+        let a = DeviceBuffer::new(&gpu.ctx, m * k)?;
+        let b = DeviceBuffer::new(&gpu.ctx, n * k)?;
+        fill_random(&gpu, &util, &a, job.seed, set, TENSOR_A)?;
+        fill_random(&gpu, &util, &b, job.seed, set, TENSOR_B)?;
+        inputs.a.push(a);
+        inputs.b.push(b);
+        inputs.c.push(DeviceBuffer::new(&gpu.ctx, m * n)?);
+    }
+    let mut loaded: HashMap<KernelVariant, LoadedVariant> = HashMap::new();
+
+    // The golden output C₀: the canonical schedule on input set 0.
+    let canonical = Schedule::canonical(job.dtype);
+    ensure_loaded(&gpu, &cache, &mut loaded, &canonical, &shape)?;
+    let golden = run_once(&gpu, &loaded, &canonical, &shape, &inputs)?;
+    emit(&Event::Reference {
+        check: check_reference(job, &golden),
+    });
+
+    let flops = shape.flops();
+    if job.time_cublas {
+        inputs.c[0].fill_bits(&gpu.stream, POISON_BITS)?;
+        cublas.gemm(
+            &shape,
+            inputs.a[0].ptr(),
+            inputs.b[0].ptr(),
+            inputs.c[0].ptr(),
+        )?;
+        let gate = gate::compare(&golden, &inputs.c[0].to_host(&gpu.stream)?);
+        let (summary, _) = time_kernel(&gpu, sets as usize, &job.timing, |s| {
+            cublas.gemm(
+                &shape,
+                inputs.a[s].ptr(),
+                inputs.b[s].ptr(),
+                inputs.c[s].ptr(),
+            )
+        })?;
+        emit(&Event::Cublas {
+            measurement: measurement(&summary, flops),
+            gate,
+        });
+    }
+
+    for (name, schedule) in job.candidates.iter().zip(&schedules) {
+        emit(&Event::Start {
+            schedule: name.clone(),
+        });
+        let result = ensure_loaded(&gpu, &cache, &mut loaded, schedule, &shape).and_then(|_| {
+            let out = run_once(&gpu, &loaded, schedule, &shape, &inputs)?;
+            let gate = gate::compare(&golden, &out);
+            let lv = &loaded[&KernelVariant::new(schedule, &shape)];
+            let prepared: Vec<_> = (0..sets as usize)
+                .map(|s| lv.prepare(schedule, &shape, inputs.a[s].ptr(), inputs.b[s].ptr()))
+                .collect::<Result<_, _>>()?;
+            let (summary, _) = time_kernel(&gpu, sets as usize, &job.timing, |s| {
+                lv.launch(
+                    &gpu.stream,
+                    &prepared[s],
+                    inputs.c[s].ptr(),
+                    inputs.workspace.ptr(),
+                )
+            })?;
+            Ok((gate, summary))
+        });
+        match result {
+            Ok((gate, summary)) => emit(&Event::Result {
+                schedule: name.clone(),
+                status: Status::Measured,
+                measured: Some(measurement(&summary, flops)),
+                gate,
+            }),
+            Err(e) => {
+                let message = e.to_string();
+                // A failed launch leaves the context usable; anything surfacing at a
+                // synchronization (illegal address, …) has destroyed it.
+                let context_alive = gpu.stream.synchronize().is_ok();
+                if !context_alive {
+                    eprintln!("forge worker: {name} faulted: {message}");
+                    std::process::exit(EXIT_FAULT);
+                }
+                let status = match e {
+                    DeviceError::Nvrtc(_) => Status::CompileFailed(message),
+                    _ => Status::LaunchFailed(message),
+                };
+                emit(&Event::Result {
+                    schedule: name.clone(),
+                    status,
+                    measured: None,
+                    gate: GateResult::not_run(),
+                });
+            }
+        }
+    }
+    emit(&Event::Done);
+    Ok(())
+}
+
+fn ensure_loaded(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    loaded: &mut HashMap<KernelVariant, LoadedVariant>,
+    s: &Schedule,
+    shape: &Shape,
+) -> Result<(), DeviceError> {
+    let v = KernelVariant::new(s, shape);
+    if let std::collections::hash_map::Entry::Vacant(e) = loaded.entry(v) {
+        let (compiled, _) = cache.get_or_compile(&v.label(), &v.source(), &gpu.info.arch)?;
+        e.insert(LoadedVariant::load(gpu, v, &compiled)?);
+    }
+    Ok(())
+}
+
+/// Poisons C of set 0, runs `schedule` once on set 0 and returns its output.
+fn run_once(
+    gpu: &Gpu,
+    loaded: &HashMap<KernelVariant, LoadedVariant>,
+    schedule: &Schedule,
+    shape: &Shape,
+    inputs: &Inputs,
+) -> Result<Vec<f32>, DeviceError> {
+    let lv = &loaded[&KernelVariant::new(schedule, shape)];
+    inputs.c[0].fill_bits(&gpu.stream, POISON_BITS)?;
+    if schedule.split_k > 1 {
+        inputs.workspace.fill_bits(&gpu.stream, POISON_BITS)?;
+    }
+    let p = lv.prepare(schedule, shape, inputs.a[0].ptr(), inputs.b[0].ptr())?;
+    lv.launch(&gpu.stream, &p, inputs.c[0].ptr(), inputs.workspace.ptr())?;
+    inputs.c[0].to_host(&gpu.stream)
+}
