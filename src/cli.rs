@@ -31,7 +31,7 @@ pub enum Cmd {
         #[arg(long)]
         arch: String,
         /// Comma-separated shapes: D2048 (= 2048x2048x2048) or MxNxK.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         shapes: String,
         #[arg(long, default_value = "tf32")]
         dtype: String,
@@ -51,7 +51,8 @@ pub enum Cmd {
     Tune {
         #[arg(long)]
         arch: String,
-        #[arg(long)]
+        /// Comma-separated shapes: D2048 (= 2048x2048x2048) or MxNxK.
+        #[arg(long, allow_hyphen_values = true)]
         shapes: String,
         #[arg(long, default_value = "tf32")]
         dtype: String,
@@ -94,6 +95,10 @@ pub enum Cmd {
     Select {
         #[arg(long)]
         profile: PathBuf,
+        /// Refuse a profile tuned for another architecture.
+        #[arg(long)]
+        arch: Option<String>,
+        #[arg(allow_hyphen_values = true)]
         shape: String,
         #[arg(long, default_value = "tf32")]
         dtype: String,
@@ -199,6 +204,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Select {
             profile,
+            arch,
             shape,
             dtype,
             layout,
@@ -206,7 +212,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let shape: Shape = shape.parse()?;
             let dtype: Dtype = dtype.parse()?;
             let layout: Layout = layout.parse()?;
-            let p = Profile::load(&profile)?;
+            let p = match arch {
+                Some(a) => Profile::load_for_arch(&profile, &Arch::by_name(&a)?.name)?,
+                None => Profile::load(&profile)?,
+            };
             let sel = p.select(dtype, layout, &shape);
             println!("{}", sel.schedule);
             match sel.rule {

@@ -173,7 +173,7 @@ mod tests {
             "FORGE_BM 128",
             "FORGE_BN 128",
             "FORGE_BK 32",
-            "FORGE_STAGES 3",
+            "FORGE_STAGES 2",
             "FORGE_WARPS 8",
             "FORGE_PERSISTENT 0",
             "FORGE_CLUSTER 1",

@@ -188,7 +188,8 @@ pub struct WorkGrid {
 
 impl Schedule {
     /// The canonical schedule: its output is the golden C₀ of the bit-exact gate. It is an
-    /// mma_sync schedule so that it exists on every architecture forge supports.
+    /// mma_sync schedule with two stages (72 KiB of shared memory) so that it runs on every
+    /// architecture forge supports, consumer parts with 99 KiB per block included.
     pub fn canonical(dtype: Dtype) -> Schedule {
         Schedule {
             family: Family::MmaSync,
@@ -198,7 +199,7 @@ impl Schedule {
                 bn: 128,
                 bk: 32,
             },
-            stages: 3,
+            stages: 2,
             workers: 8,
             group: 1,
             raster: Raster::Row,
@@ -208,7 +209,7 @@ impl Schedule {
         }
     }
 
-    /// Stable canonical name, e.g. `mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1`.
+    /// Stable canonical name, e.g. `mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1`.
     /// Column raster appends `c` to the swizzle group (`swz8c`).
     pub fn name(&self) -> String {
         let workers = match self.family {
@@ -251,6 +252,15 @@ impl Schedule {
         match self.family {
             Family::MmaSync => self.stages * (bm + bn) * (bk + 4) * elem,
             Family::Wgmma => self.stages * (bm + bn) * bk * elem + 1024,
+        }
+    }
+
+    /// Static plus dynamic shared memory per CTA, bytes (the wgmma family keeps its 16-byte
+    /// full/empty mbarrier pairs per stage in static shared memory).
+    pub fn smem_total_bytes(&self) -> u32 {
+        match self.family {
+            Family::MmaSync => self.smem_bytes(),
+            Family::Wgmma => self.smem_bytes() + 16 * self.stages,
         }
     }
 
@@ -377,7 +387,7 @@ mod tests {
         assert_eq!(s.tile.bn, 256);
         assert_eq!(s.workers, 2);
         let c = Schedule::canonical(Dtype::Tf32);
-        assert_eq!(c.name(), "mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1");
+        assert_eq!(c.name(), "mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1");
         assert_eq!(c.name().parse::<Schedule>().unwrap(), c);
         let col = "mma_sync_tf32_64x64x16_s2_w4_swz4c_pers_c1_k2";
         assert_eq!(col.parse::<Schedule>().unwrap().raster, Raster::Column);

@@ -6,7 +6,7 @@ use crate::schedule::{Dtype, Family, Raster, Schedule, Tile};
 use crate::shape::Shape;
 use std::fmt;
 
-/// CTA tiles (BM, BN) the kernel families implement.
+/// CTA tiles (BM, BN) both kernel families implement.
 pub const TILES: [(u32, u32); 6] = [
     (64, 64),
     (64, 128),
@@ -15,6 +15,9 @@ pub const TILES: [(u32, u32); 6] = [
     (128, 256),
     (256, 128),
 ];
+/// Extra wgmma tiles: N steps of 8 let the tile count fit the SM count on skinny,
+/// memory-bound shapes (128×168 gives 128 tiles at N = 21504).
+pub const WGMMA_EXTRA_TILES: [(u32, u32); 5] = [(128, 96), (128, 160), (128, 168), (128, 192), (128, 224)];
 pub const GROUPS: [u32; 5] = [1, 2, 4, 8, 16];
 pub const SPLITS: [u32; 3] = [1, 2, 4];
 /// Accumulators per thread above which a tile's registers spill (255 registers per thread,
@@ -23,23 +26,40 @@ pub const MAX_ACCUMULATORS: u32 = 128;
 
 /// Per-family option lists: K steps, stages, workers, cluster sizes.
 struct FamilyOptions {
+    tiles: &'static [(u32, u32)],
     bks: &'static [u32],
     stages: &'static [u32],
     workers: &'static [u32],
     clusters: &'static [u32],
 }
 
+const WGMMA_TILES: [(u32, u32); 11] = {
+    let mut all = [(0, 0); 11];
+    let mut i = 0;
+    while i < TILES.len() {
+        all[i] = TILES[i];
+        i += 1;
+    }
+    while i < all.len() {
+        all[i] = WGMMA_EXTRA_TILES[i - TILES.len()];
+        i += 1;
+    }
+    all
+};
+
 fn options(family: Family) -> FamilyOptions {
     match family {
         Family::MmaSync => FamilyOptions {
+            tiles: &TILES,
             bks: &[16, 32],
             stages: &[2, 3, 4],
             workers: &[4, 8],
             clusters: &[1],
         },
         Family::Wgmma => FamilyOptions {
+            tiles: &WGMMA_TILES,
             bks: &[32],
-            stages: &[2, 3, 4, 5, 6],
+            stages: &[2, 3, 4, 5, 6, 7],
             workers: &[1, 2],
             clusters: &[1, 2],
         },
@@ -156,7 +176,7 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
         return Err(Rejection::DtypeUnsupported(s.dtype));
     }
     let opts = options(s.family);
-    if !TILES.contains(&(s.tile.bm, s.tile.bn)) || !opts.bks.contains(&s.tile.bk) {
+    if !opts.tiles.contains(&(s.tile.bm, s.tile.bn)) || !opts.bks.contains(&s.tile.bk) {
         return Err(Rejection::TileNotImplemented(s.tile));
     }
     for (what, value, allowed) in [
@@ -180,7 +200,7 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
             arch: arch.name.clone(),
         });
     }
-    let smem = s.smem_bytes();
+    let smem = s.smem_total_bytes();
     if smem > arch.smem_per_block_bytes {
         return Err(Rejection::SharedMemory {
             needed: smem,
@@ -237,9 +257,15 @@ fn check_worker_layout(s: &Schedule) -> Result<(), Rejection> {
             Ok(())
         }
         Family::Wgmma => {
-            if (s.tile.bm / s.workers) % 64 != 0 {
+            let rows = s.tile.bm / s.workers;
+            if rows != 64 && rows != 128 {
                 return Err(Rejection::WarpLayout {
-                    detail: "each consumer warpgroup needs a multiple of 64 rows",
+                    detail: "each consumer warpgroup takes 64 or 128 rows",
+                });
+            }
+            if s.cluster == 2 && !(s.tile.bn / 2).is_multiple_of(8) {
+                return Err(Rejection::WarpLayout {
+                    detail: "a multicast half of B must be whole 8-row swizzle atoms",
                 });
             }
             Ok(())
@@ -252,7 +278,7 @@ pub fn all_schedules(dtype: Dtype) -> Vec<Schedule> {
     let mut out = Vec::new();
     for family in Family::ALL {
         let opts = options(family);
-        for &(bm, bn) in &TILES {
+        for &(bm, bn) in opts.tiles {
             for &bk in opts.bks {
                 for &stages in opts.stages {
                     for &workers in opts.workers {

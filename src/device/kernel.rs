@@ -180,11 +180,8 @@ impl LoadedVariant {
         args.push(&mut c as *mut u64 as *mut c_void);
         args.push(&mut ws as *mut u64 as *mut c_void);
         args.push(&mut params as *mut ForgeParams as *mut c_void);
-        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr.value.clusterDim.x = self.variant.cluster;
-        attr.value.clusterDim.y = 1;
-        attr.value.clusterDim.z = 1;
+        // Clustered kernels declare `__cluster_dims__` at compile time (a launch attribute
+        // would conflict with it); the grid is a whole number of clusters.
         let config = sys::CUlaunchConfig {
             gridDimX: p.grid,
             gridDimY: 1,
@@ -194,8 +191,8 @@ impl LoadedVariant {
             blockDimZ: 1,
             sharedMemBytes: self.smem,
             hStream: stream.cu_stream(),
-            attrs: &mut attr,
-            numAttrs: (self.variant.cluster > 1) as u32,
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
         };
         unsafe {
             sys::cuLaunchKernelEx(

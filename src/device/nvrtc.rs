@@ -151,9 +151,10 @@ impl PtxasReport {
             if line.contains("warning") {
                 r.warnings.push(line.trim().to_string());
             }
-            if line.contains("Compiling entry function") || line.contains("Function properties for")
-            {
+            if line.contains("Compiling entry function") {
                 in_entry = line.contains(&format!("'{entry}'"));
+            } else if let Some((_, name)) = line.split_once("Function properties for ") {
+                in_entry = name.trim() == entry;
             }
             if !in_entry {
                 continue;

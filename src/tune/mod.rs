@@ -615,7 +615,7 @@ fn tune_measured(
         let mut picks: Vec<(usize, &Ranked)> = if opts.exhaustive {
             ranked.iter().enumerate().collect()
         } else {
-            ranked.iter().enumerate().take(opts.top).collect()
+            pick_diverse(&ranked, opts.top)
         };
         if !picks.iter().any(|(_, r)| r.schedule == canonical) {
             let pos = ranked.iter().position(|r| r.schedule == canonical);
@@ -740,6 +740,31 @@ fn tune_measured(
         run_dir,
         report,
     })
+}
+
+/// Schedules sharing one compiled kernel (they differ only in raster order or persistence)
+/// are often predicted within a hair of each other; benchmarking eight of them would waste
+/// the budget. Take the ranking in order, at most [`PER_KERNEL`] per kernel configuration.
+pub const PER_KERNEL: usize = 2;
+
+pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
+    let mut per: HashMap<(crate::schedule::Family, crate::schedule::Tile, u32, u32, u32, u32), usize> =
+        HashMap::new();
+    let mut out = Vec::new();
+    for (i, r) in ranked.iter().enumerate() {
+        let s = &r.schedule;
+        let n = per
+            .entry((s.family, s.tile, s.stages, s.workers, s.cluster, s.split_k))
+            .or_default();
+        if *n < PER_KERNEL {
+            *n += 1;
+            out.push((i, r));
+            if out.len() == top {
+                break;
+            }
+        }
+    }
+    out
 }
 
 fn print_shape(s: &ShapeReport) {

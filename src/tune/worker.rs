@@ -35,11 +35,11 @@ fn emit(event: &Event) {
     let _ = out.flush();
 }
 
-struct Inputs {
-    a: Vec<DeviceBuffer>,
-    b: Vec<DeviceBuffer>,
-    c: Vec<DeviceBuffer>,
-    workspace: DeviceBuffer,
+pub struct Inputs {
+    pub a: Vec<DeviceBuffer>,
+    pub b: Vec<DeviceBuffer>,
+    pub c: Vec<DeviceBuffer>,
+    pub workspace: DeviceBuffer,
 }
 
 /// Number of input sets so that the rotated working set is at least twice the L2.
@@ -49,12 +49,12 @@ pub fn input_sets(shape: &Shape, l2_bytes: u64) -> u32 {
     (2 * l2_bytes).div_ceil(per_set).clamp(1, MAX_SETS) as u32
 }
 
-struct Util {
+pub struct Util {
     _module: Arc<CudaModule>,
     fill: CudaFunction,
 }
 
-fn load_util(gpu: &Gpu, cache: &KernelCache) -> Result<Util, DeviceError> {
+pub fn load_util(gpu: &Gpu, cache: &KernelCache) -> Result<Util, DeviceError> {
     let (compiled, _) = cache.get_or_compile(
         "forge_util",
         include_str!("../../kernels/util.cu"),
@@ -70,7 +70,7 @@ fn load_util(gpu: &Gpu, cache: &KernelCache) -> Result<Util, DeviceError> {
     })
 }
 
-fn fill_random(
+pub fn fill_random(
     gpu: &Gpu,
     util: &Util,
     buf: &DeviceBuffer,
@@ -258,7 +258,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     Ok(())
 }
 
-fn ensure_loaded(
+pub fn ensure_loaded(
     gpu: &Gpu,
     cache: &KernelCache,
     loaded: &mut HashMap<KernelVariant, LoadedVariant>,
@@ -274,7 +274,7 @@ fn ensure_loaded(
 }
 
 /// Poisons C of set 0, runs `schedule` once on set 0 and returns its output.
-fn run_once(
+pub fn run_once(
     gpu: &Gpu,
     loaded: &HashMap<KernelVariant, LoadedVariant>,
     schedule: &Schedule,

@@ -1,0 +1,166 @@
+//! The real binary, run as a user would: ranked tables, cost-model-only tuning, selection,
+//! and one clear error with a non-zero exit for every bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn forge(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(args)
+        // No GPU on CI; make sure a developer's GPU does not change these tests either.
+        .env("LD_LIBRARY_PATH", std::env::var("LD_LIBRARY_PATH").unwrap_or_default())
+        .output()
+        .expect("forge runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("forge-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let o = forge(args);
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "{args:?} succeeded: {out}");
+    assert!(err.contains(needle), "{args:?}: stderr lacks `{needle}`:\n{err}");
+    assert_eq!(err.lines().filter(|l| l.starts_with("error")).count(), 1, "{err}");
+}
+
+#[test]
+fn rank_prints_ranked_tables_for_hopper_and_ampere() {
+    for arch in ["sm_90a", "sm_80"] {
+        let o = forge(&["rank", "--arch", arch, "--shapes", "D2048,D4096", "--top", "5"]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(out.contains("2048x2048x2048") && out.contains("4096x4096x4096"));
+        assert!(out.contains("dominant term"));
+        let rows = out.lines().filter(|l| l.contains("_tf32_")).count();
+        assert_eq!(rows, 10, "{out}");
+        if arch == "sm_80" {
+            assert!(!out.contains("wgmma_"), "sm_80 has no wgmma:\n{out}");
+        } else {
+            assert!(out.contains("wgmma_"), "{out}");
+        }
+    }
+}
+
+#[test]
+fn rank_json_and_explain() {
+    let o = forge(&["rank", "--arch", "sm_90a", "--shapes", "128x21504x5376", "--json", "--top", "3"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["ranked"].as_array().unwrap().len(), 3);
+    let o = forge(&[
+        "rank", "--arch", "sm_90a", "--shapes", "D4096,1000x1000x1001",
+        "--explain", "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1",
+    ]);
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert!(out.contains("4096x4096x4096: valid, rank"), "{out}");
+    assert!(out.contains("REJECTED: TMA needs 16-byte global row strides"), "{out}");
+}
+
+#[test]
+fn bad_shapes_and_arches_fail_cleanly() {
+    fails_with(&["rank", "--arch", "sm_99", "--shapes", "D2048"], "unknown architecture `sm_99`");
+    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "D0"], "must be at least 1");
+    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "12x34"], "`12x34` is not of the form");
+    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "-5x1x1"], "`-5x1x1` is not of the form");
+    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "2147483648x1x1"], "exceeds 2^31 - 1");
+    fails_with(&["rank", "--arch", "sm_90a", "--shapes", ""], "empty shape list");
+    fails_with(&["tune", "--arch", "sm_99", "--shapes", "D64"], "unknown architecture");
+    fails_with(&["tune", "--arch", "sm_90a", "--shapes", "D0"], "must be at least 1");
+    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "D64", "--dtype", "fp8"], "unknown dtype");
+}
+
+fn tune_model_only(dir: &Path, extra: &[&str]) -> Output {
+    let profile = dir.join("p.toml");
+    let run = dir.join("run");
+    let mut args = vec![
+        "tune", "--arch", "sm_90a", "--shapes", "D2048,D4096",
+        "--profile", profile.to_str().unwrap(), "--run-dir", run.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    forge(&args)
+}
+
+fn no_gpu_here() -> bool {
+    // These tests describe the machine without a GPU (CI); on a GPU machine tune measures.
+    !Path::new("/dev/nvidia0").exists()
+}
+
+#[test]
+fn tune_without_gpu_writes_a_cost_model_profile() {
+    if !no_gpu_here() {
+        return;
+    }
+    let dir = tmp("tune");
+    let o = tune_model_only(&dir, &[]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("COST-MODEL-ONLY"), "{err}");
+    let profile = dir.join("p.toml");
+    let text_p = std::fs::read_to_string(&profile).unwrap();
+    assert!(text_p.contains("measured = false"), "{text_p}");
+    let p = forge::profile::Profile::load(&profile).unwrap();
+    assert_eq!(p.entries.len(), 2);
+    let o = forge(&["select", "--profile", profile.to_str().unwrap(), "4096x4096x4096"]);
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert!(out.contains("rule: exact match") && out.contains("not measured"), "{out}");
+    let o = forge(&["select", "--profile", profile.to_str().unwrap(), "3000x3000x3000"]);
+    assert!(text(&o).0.contains("rule: nearest tuned shape"));
+    fails_with(
+        &["select", "--profile", profile.to_str().unwrap(), "--arch", "sm_80", "D64"],
+        "was tuned for sm_90a, not sm_80",
+    );
+    // --require-gpu makes the missing GPU an error, and writes nothing.
+    let dir2 = tmp("require");
+    let o = tune_model_only(&dir2, &["--require-gpu"]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success() && err.contains("--require-gpu"), "{err}");
+    assert!(!dir2.join("p.toml").exists());
+}
+
+#[test]
+fn bad_profiles_fail_with_file_and_reason() {
+    let dir = tmp("profiles");
+    let good = forge::profile::Profile::new(
+        forge::profile::Metadata {
+            schema_version: forge::profile::SCHEMA_VERSION,
+            arch: "sm_90a".into(),
+            device_name: "x".into(),
+            driver_version: "x".into(),
+            nvrtc_version: "x".into(),
+            forge_version: "x".into(),
+            git_revision: "x".into(),
+            date: "x".into(),
+            measured: false,
+            numerical_contract: "bitexact".into(),
+            canonical_schedule: "mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1".into(),
+            cublas_mode: String::new(),
+        },
+        vec![],
+    )
+    .unwrap()
+    .to_toml();
+    let syntax = dir.join("syntax.toml");
+    std::fs::write(&syntax, format!("{good}\n[[entry]\nm = 1\n")).unwrap();
+    fails_with(&["select", "--profile", syntax.to_str().unwrap(), "D64"], "syntax.toml");
+    let o = forge(&["select", "--profile", syntax.to_str().unwrap(), "D64"]);
+    assert!(text(&o).1.contains("line"), "{}", text(&o).1);
+    let version = dir.join("version.toml");
+    std::fs::write(&version, good.replace("schema_version = 1", "schema_version = 7")).unwrap();
+    fails_with(&["select", "--profile", version.to_str().unwrap(), "D64"], "schema version 7");
+    let missing = dir.join("missing.toml");
+    fails_with(&["select", "--profile", missing.to_str().unwrap(), "D64"], "cannot read profile");
+}

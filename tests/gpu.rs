@@ -1,0 +1,221 @@
+//! GPU integration tests. On a machine without a CUDA device every test prints a visible
+//! "SKIPPED: no CUDA device" line and returns.
+
+use forge::device::Gpu;
+use forge::device::buffers::DeviceBuffer;
+use forge::device::cache::KernelCache;
+use forge::device::kernel::LoadedVariant;
+use forge::dispatch::Dispatcher;
+use forge::gate::{self, POISON_BITS};
+use forge::kernel_source::KernelVariant;
+use forge::profile::{self, Entry, Gate, Metadata, Profile};
+use forge::reference::{self, TENSOR_A, TENSOR_B};
+use forge::report::Verdict;
+use forge::schedule::{Dtype, Layout, Schedule};
+use forge::shape::Shape;
+use forge::tune::worker::{Inputs, Util, ensure_loaded, fill_random, load_util, run_once};
+use std::collections::HashMap;
+
+fn gpu() -> Option<Gpu> {
+    match Gpu::open(0) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            // Written past the test harness's capture so CI logs show it.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED: no CUDA device ({e})");
+            None
+        }
+    }
+}
+
+fn cache() -> KernelCache {
+    KernelCache::new(&forge::device::cache::default_dir()).expect("NVRTC available")
+}
+
+const SEED: u64 = 99;
+
+fn inputs(gpu: &Gpu, util: &Util, shape: &Shape, seed: u64) -> Inputs {
+    let (m, n, k) = (shape.m as usize, shape.n as usize, shape.k as usize);
+    let a = DeviceBuffer::new(&gpu.ctx, m * k).unwrap();
+    let b = DeviceBuffer::new(&gpu.ctx, n * k).unwrap();
+    fill_random(gpu, util, &a, seed, 0, TENSOR_A).unwrap();
+    fill_random(gpu, util, &b, seed, 0, TENSOR_B).unwrap();
+    Inputs {
+        a: vec![a],
+        b: vec![b],
+        c: vec![DeviceBuffer::new(&gpu.ctx, m * n).unwrap()],
+        workspace: DeviceBuffer::new(&gpu.ctx, 4 * m * n).unwrap(),
+    }
+}
+
+/// ‖C − ref‖/‖ref‖ over sampled elements.
+fn reference_error(out: &[f32], shape: &Shape, seed: u64) -> f64 {
+    let (mut d2, mut r2) = (0f64, 0f64);
+    for (i, j) in reference::sample_positions(seed, shape.m, shape.n, 512) {
+        let r = reference::reference_element(seed, 0, shape.k, i, j);
+        let c = out[i as usize * shape.n as usize + j as usize] as f64;
+        let d = if c.is_nan() { f64::INFINITY } else { c - r };
+        d2 += d * d;
+        r2 += r * r;
+    }
+    (d2 / r2).sqrt()
+}
+
+fn schedules() -> Vec<&'static str> {
+    vec![
+        "mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1",
+        "mma_sync_tf32_64x64x16_s3_w4_swz2c_pers_c1_k1",
+        "mma_sync_tf32_128x256x32_s3_w8_swz8_pers_c1_k1",
+        "mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k2",
+        "wgmma_tf32_128x128x32_s4_wg1_swz1_np_c1_k1",
+        "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1",
+        "wgmma_tf32_256x128x32_s4_wg2_swz4c_pers_c1_k1",
+        "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1",
+        "wgmma_tf32_64x64x32_s4_wg1_swz1_np_c1_k1",
+        "wgmma_tf32_128x128x32_s4_wg1_swz1_np_c1_k4",
+    ]
+}
+
+#[test]
+fn every_family_matches_fp64_and_the_gate_sorts_them() {
+    let Some(gpu) = gpu() else { return };
+    let cache = cache();
+    let util = load_util(&gpu, &cache).unwrap();
+    let arch = gpu.info.arch().unwrap();
+    for shape in [
+        Shape::new(1024, 1024, 1024),
+        Shape::new(1000, 1000, 1000),
+        Shape::new(517, 263, 300),
+        Shape::new(300, 260, 299),
+    ] {
+        let ins = inputs(&gpu, &util, &shape, SEED);
+        let mut loaded = HashMap::new();
+        let canonical = Schedule::canonical(Dtype::Tf32);
+        ensure_loaded(&gpu, &cache, &mut loaded, &canonical, &shape).unwrap();
+        let golden = run_once(&gpu, &loaded, &canonical, &shape, &ins).unwrap();
+        let err = reference_error(&golden, &shape, SEED);
+        assert!(err < reference::TF32_TOLERANCE, "{shape}: canonical rel err {err}");
+        for name in schedules() {
+            let s: Schedule = name.parse().unwrap();
+            if forge::space::check(&arch, &s, &shape).is_err() {
+                continue;
+            }
+            ensure_loaded(&gpu, &cache, &mut loaded, &s, &shape).unwrap();
+            let out = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
+            let err = reference_error(&out, &shape, SEED);
+            assert!(err < reference::TF32_TOLERANCE, "{shape} {name}: rel err {err}");
+            let g = gate::compare(&golden, &out);
+            eprintln!("{shape} {name}: ref err {err:.2e}, gate {:?} ({} differ)", g.verdict, g.differing);
+            if s.split_k == 1 {
+                assert_eq!(g.verdict, Verdict::Pass, "{shape} {name}: {g:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn gate_rejects_a_planted_one_ulp_change() {
+    let Some(gpu) = gpu() else { return };
+    let cache = cache();
+    let util = load_util(&gpu, &cache).unwrap();
+    let shape = Shape::new(256, 256, 256);
+    let ins = inputs(&gpu, &util, &shape, SEED);
+    let mut loaded = HashMap::new();
+    let s = Schedule::canonical(Dtype::Tf32);
+    ensure_loaded(&gpu, &cache, &mut loaded, &s, &shape).unwrap();
+    let golden = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
+    let again = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
+    assert_eq!(gate::compare(&golden, &again).verdict, Verdict::Pass);
+    let mut planted = again.clone();
+    planted[12345] = f32::from_bits(planted[12345].to_bits() ^ 1);
+    let g = gate::compare(&golden, &planted);
+    assert_eq!((g.verdict, g.differing), (Verdict::Fail, 1));
+    // An unwritten element keeps the poison and fails too.
+    let mut unwritten = again;
+    unwritten[0] = f32::from_bits(POISON_BITS);
+    assert_eq!(gate::compare(&golden, &unwritten).verdict, Verdict::Fail);
+}
+
+#[test]
+fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
+    let Some(gpu) = gpu() else { return };
+    let cache = cache();
+    let util = load_util(&gpu, &cache).unwrap();
+    let tuned = Shape::new(2048, 2048, 2048);
+    let chosen = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1";
+    let meta = Metadata {
+        schema_version: profile::SCHEMA_VERSION,
+        arch: gpu.info.arch.clone(),
+        device_name: gpu.info.name.clone(),
+        driver_version: gpu.info.driver_version.clone(),
+        nvrtc_version: gpu.info.nvrtc_version.clone(),
+        forge_version: "test".into(),
+        git_revision: "test".into(),
+        date: "test".into(),
+        measured: false,
+        numerical_contract: profile::CONTRACT_BITEXACT.into(),
+        canonical_schedule: Schedule::canonical(Dtype::Tf32).name(),
+        cublas_mode: String::new(),
+    };
+    let entry = Entry {
+        dtype: Dtype::Tf32,
+        layout: Layout::Tn,
+        m: tuned.m,
+        n: tuned.n,
+        k: tuned.k,
+        schedule: chosen.into(),
+        predicted_us: 0.0,
+        measured_us: None,
+        tflops: None,
+        cublas_us: None,
+        cublas_tflops: None,
+        ratio_vs_cublas: None,
+        gate: Gate::Unverified,
+        runners_up: vec![],
+    };
+    let p = Profile::new(meta, vec![entry]).unwrap();
+    let d = Dispatcher::new(p, &gpu, cache.dir()).unwrap();
+    for shape in [tuned, Shape::new(1000, 1000, 1000), Shape::new(999, 1001, 1003)] {
+        let ins = inputs(&gpu, &util, &shape, SEED);
+        let mut loaded = HashMap::new();
+        let canonical = Schedule::canonical(Dtype::Tf32);
+        ensure_loaded(&gpu, &cache, &mut loaded, &canonical, &shape).unwrap();
+        let golden = run_once(&gpu, &loaded, &canonical, &shape, &ins).unwrap();
+        ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
+        d.gemm(&gpu.stream, shape.m, shape.n, shape.k, ins.a[0].ptr(), ins.b[0].ptr(), ins.c[0].ptr())
+            .unwrap();
+        let out = ins.c[0].to_host(&gpu.stream).unwrap();
+        let g = gate::compare(&golden, &out);
+        eprintln!("dispatch {shape}: {} ({:?}), gate {:?}", d.selection(&shape).schedule, d.selection(&shape).rule, g.verdict);
+        assert_eq!(g.verdict, Verdict::Pass, "{shape}: {g:?}");
+    }
+    // Launch overhead: host time per call, dispatcher vs a raw launch of the same plan.
+    let shape = Shape::new(128, 128, 32);
+    let ins = inputs(&gpu, &util, &shape, SEED);
+    let s: Schedule = d.selection(&shape).schedule;
+    let v = KernelVariant::new(&s, &shape);
+    let (compiled, _) = cache.get_or_compile(&v.label(), &v.source(), &gpu.info.arch).unwrap();
+    let raw = LoadedVariant::load(&gpu, v, &compiled).unwrap();
+    let prepared = raw.prepare(&s, &shape, ins.a[0].ptr(), ins.b[0].ptr()).unwrap();
+    let n = 2000;
+    let mut best = (f64::MAX, f64::MAX);
+    for _ in 0..5 {
+        gpu.stream.synchronize().unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            raw.launch(&gpu.stream, &prepared, ins.c[0].ptr(), 0).unwrap();
+        }
+        let raw_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+        gpu.stream.synchronize().unwrap();
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            d.gemm(&gpu.stream, shape.m, shape.n, shape.k, ins.a[0].ptr(), ins.b[0].ptr(), ins.c[0].ptr())
+                .unwrap();
+        }
+        let disp_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+        gpu.stream.synchronize().unwrap();
+        best = (best.0.min(raw_us), best.1.min(disp_us));
+    }
+    eprintln!("launch cost per call: raw {:.3} µs, dispatcher {:.3} µs, overhead {:.3} µs", best.0, best.1, best.1 - best.0);
+    assert!(best.1 - best.0 < 1.0, "dispatcher overhead {:.3} µs", best.1 - best.0);
+}
