@@ -254,7 +254,7 @@ forge_gemm(const float* __restrict__ A, const float* __restrict__ B, float* __re
         // Stores go straight from registers: float2 when N is even (8-byte aligned rows,
         // even column), guarded scalars at the right edge or for odd N.
         float* out = forge_out_base(C, workspace, p, splits, w.split);
-        const bool even_n = FORGE_VEC4 || (N & 1) == 0;
+        const bool even_n = (N & 1) == 0;
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll

@@ -131,6 +131,10 @@ pub struct ShapeReport {
     pub candidates: Vec<Candidate>,
     /// The fastest gate-passing candidate.
     pub chosen: Option<String>,
+    /// When > 0, the chosen candidate's measurement and `cublas` come from this many
+    /// alternating rounds of the two in one process (re-measured after the screen).
+    #[serde(default)]
+    pub head_to_head_rounds: u32,
 }
 
 impl ShapeReport {

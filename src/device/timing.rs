@@ -40,7 +40,9 @@ impl TimingConfig {
             "CUDA events around batches of back-to-back launches (each batch ≥ {} µs, rotating \
              input sets), after ≥ {} ms warm-up; per-launch time = batch / launches; median of \
              ≥ {} batches with a 95% order-statistic CI, sampling until the half-width < {:.1}% \
-             of the median or {} batches / {} s",
+             of the median or {} batches / {} s. The chosen schedule and cuBLAS are then \
+             re-timed in alternating rounds in one process; the pooled medians of those rounds \
+             are the reported own and cuBLAS times",
             self.batch_us,
             self.warmup_ms,
             self.min_samples,

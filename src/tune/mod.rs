@@ -225,6 +225,7 @@ fn tune_model_only(
                 .map(|(i, r)| candidate_from_rank(i, r, Status::Predicted))
                 .collect(),
             chosen: None,
+            head_to_head_rounds: 0,
         });
         eprintln!(
             "{shape}: predicted best {} ({:.1} µs, {:.0} TFLOP/s)",
@@ -432,6 +433,80 @@ struct WorkerResults {
     outcomes: HashMap<String, (Status, Option<crate::report::Measurement>, GateResult)>,
 }
 
+/// A running worker: the process, its stdout lines, and a thread collecting its stderr.
+type WorkerProcess = (
+    std::process::Child,
+    mpsc::Receiver<String>,
+    std::thread::JoinHandle<String>,
+);
+
+fn start_worker(exe: &Path, job_dir: &Path, job: &Job) -> anyhow::Result<WorkerProcess> {
+    let job_path = job_dir.join(format!("{}.json", job.shape));
+    std::fs::write(&job_path, serde_json::to_vec(job)?)?;
+    let mut child = Command::new(exe)
+        .arg("worker")
+        .arg("--job")
+        .arg(&job_path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("starting a worker process")?;
+    let stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    Ok((child, rx, err_thread))
+}
+
+/// Times the chosen schedule against cuBLAS in alternating rounds in a fresh worker:
+/// returns (own, cuBLAS) pooled over the rounds.
+fn run_head_to_head(
+    opts: &TuneOptions,
+    shape: &Shape,
+    name: &str,
+) -> anyhow::Result<(crate::report::Measurement, crate::report::Measurement)> {
+    let exe = std::env::current_exe().context("locating the forge executable")?;
+    let job_dir = std::env::temp_dir().join(format!("forge-h2h-{}", std::process::id()));
+    std::fs::create_dir_all(&job_dir)?;
+    let job = Job {
+        shape: *shape,
+        dtype: opts.dtype,
+        layout: opts.layout,
+        seed: opts.seed,
+        candidates: vec![],
+        time_cublas: false,
+        cache_dir: opts.cache_dir.display().to_string(),
+        timing: opts.timing.clone(),
+        head_to_head: Some(name.to_string()),
+    };
+    let (mut child, rx, err_thread) = start_worker(&exe, &job_dir, &job)?;
+    let mut result = None;
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(opts.watchdog_s)) {
+        if let Ok(Event::HeadToHead { own, cublas, .. }) = serde_json::from_str::<Event>(&line) {
+            result = Some((own, cublas));
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let err = err_thread.join().unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&job_dir);
+    result.with_context(|| format!("head-to-head of {name} on {shape} failed: {err}"))
+}
+
 /// Runs `names` through worker processes until each has an outcome.
 fn run_workers(
     opts: &TuneOptions,
@@ -462,41 +537,9 @@ fn run_workers(
             time_cublas: res.cublas.is_none(),
             cache_dir: opts.cache_dir.display().to_string(),
             timing: opts.timing.clone(),
+            head_to_head: None,
         };
-        let job_path = job_dir.join(format!("{shape}.json"));
-        std::fs::write(&job_path, serde_json::to_vec(&job)?)?;
-        let mut child = Command::new(&exe)
-            .arg("worker")
-            .arg("--job")
-            .arg(&job_path)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("starting a worker process")?;
-        let stdout = child.stdout.take().expect("piped");
-        let stderr = child.stderr.take().expect("piped");
-        let (tx, rx) = mpsc::channel::<String>();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let err_thread = std::thread::spawn(move || {
-            let mut text = String::new();
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                text.push_str(&line);
-                text.push('\n');
-            }
-            text
-        });
+        let (mut child, rx, err_thread) = start_worker(&exe, &job_dir, &job)?;
         let mut in_flight: Option<String> = None;
         let mut hung = false;
         let mut done = false;
@@ -528,6 +571,7 @@ fn run_workers(
                         res.outcomes.insert(schedule, (status, measured, gate));
                     }
                     Ok(Event::Done) => done = true,
+                    Ok(Event::HeadToHead { .. }) => {}
                     Err(_) => eprintln!("worker: {line}"),
                 },
                 Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -675,11 +719,26 @@ fn tune_measured(
             reference: res.reference.clone(),
             candidates,
             chosen: None,
+            head_to_head_rounds: 0,
         };
         if reference_ok {
             shape_report.chosen = shape_report
                 .fastest_passing()
                 .map(|(c, _)| c.schedule.clone());
+        }
+        // The screen timed each candidate once beside one cuBLAS measurement; the numbers
+        // reported for the winner come from alternating rounds against cuBLAS.
+        if let Some(name) = shape_report.chosen.clone() {
+            match run_head_to_head(opts, shape, &name) {
+                Ok((own, cublas)) => {
+                    if let Some(c) = shape_report.candidates.iter_mut().find(|c| c.schedule == name) {
+                        c.measured = Some(own);
+                    }
+                    shape_report.cublas = Some(cublas);
+                    shape_report.head_to_head_rounds = protocol::HEAD_TO_HEAD_ROUNDS as u32;
+                }
+                Err(e) => eprintln!("{shape}: {e:#}"),
+            }
         }
         print_shape(&shape_report);
         match existing {

@@ -22,7 +22,14 @@ pub struct Job {
     pub time_cublas: bool,
     pub cache_dir: String,
     pub timing: TimingConfig,
+    /// Instead of screening candidates: time this schedule against cuBLAS in alternating
+    /// rounds (the numbers the profile and the parity table report).
+    #[serde(default)]
+    pub head_to_head: Option<String>,
 }
+
+/// Alternating rounds of own and cuBLAS timing in one process.
+pub const HEAD_TO_HEAD_ROUNDS: usize = 6;
 
 /// One line of worker output.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -43,6 +50,12 @@ pub enum Event {
     },
     Start {
         schedule: String,
+    },
+    HeadToHead {
+        schedule: String,
+        own: Measurement,
+        cublas: Measurement,
+        rounds: u32,
     },
     Result {
         schedule: String,

@@ -2,7 +2,8 @@
 //! kernel makes the worker exit; the tuner records the candidate it had started as faulted
 //! and starts a new worker for the rest.
 
-use super::protocol::{Event, Job, measurement};
+use super::protocol::{Event, HEAD_TO_HEAD_ROUNDS, Job, measurement};
+use crate::stats::summarize;
 use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::cublas::Cublas;
@@ -181,6 +182,51 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     });
 
     let flops = shape.flops();
+    if let Some(name) = &job.head_to_head {
+        let schedule: Schedule = name
+            .parse()
+            .map_err(|e| DeviceError::Other(format!("{e}")))?;
+        ensure_loaded(&gpu, &cache, &mut loaded, &schedule, &shape)?;
+        let out = run_once(&gpu, &loaded, &schedule, &shape, &inputs)?;
+        if gate::compare(&golden, &out).verdict != crate::report::Verdict::Pass {
+            return Err(DeviceError::Other(format!("{name} no longer passes the gate")));
+        }
+        let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
+        let prepared: Vec<_> = (0..sets as usize)
+            .map(|s| lv.prepare(&schedule, &shape, inputs.a[s].ptr(), inputs.b[s].ptr()))
+            .collect::<Result<_, _>>()?;
+        let mut round_cfg = job.timing.clone();
+        round_cfg.max_seconds = (job.timing.max_seconds / 2.0).max(0.2);
+        let (mut own, mut cub) = (Vec::new(), Vec::new());
+        for round in 0..HEAD_TO_HEAD_ROUNDS {
+            let time_own = || {
+                time_kernel(&gpu, sets as usize, &round_cfg, |s| {
+                    lv.launch(&gpu.stream, &prepared[s], inputs.c[s].ptr(), inputs.workspace.ptr())
+                })
+            };
+            let time_cublas = || {
+                time_kernel(&gpu, sets as usize, &round_cfg, |s| {
+                    cublas.gemm(&shape, inputs.a[s].ptr(), inputs.b[s].ptr(), inputs.c[s].ptr())
+                })
+            };
+            // Alternate which goes first, so clock drift favours neither.
+            if round % 2 == 0 {
+                own.extend(time_own()?.1);
+                cub.extend(time_cublas()?.1);
+            } else {
+                cub.extend(time_cublas()?.1);
+                own.extend(time_own()?.1);
+            }
+        }
+        emit(&Event::HeadToHead {
+            schedule: name.clone(),
+            own: measurement(&summarize(&own), flops),
+            cublas: measurement(&summarize(&cub), flops),
+            rounds: HEAD_TO_HEAD_ROUNDS as u32,
+        });
+        emit(&Event::Done);
+        return Ok(());
+    }
     if job.time_cublas {
         inputs.c[0].fill_bits(&gpu.stream, POISON_BITS)?;
         cublas.gemm(
