@@ -59,7 +59,7 @@ pub enum Cmd {
         #[arg(long, default_value = "tn")]
         layout: String,
         /// Candidates per shape (the canonical schedule is always added).
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, default_value_t = 10)]
         top: usize,
         /// Benchmark every valid schedule.
         #[arg(long)]
