@@ -131,10 +131,20 @@ pub struct ShapeReport {
     pub candidates: Vec<Candidate>,
     /// The fastest gate-passing candidate.
     pub chosen: Option<String>,
-    /// When > 0, the chosen candidate's measurement and `cublas` come from this many
-    /// alternating rounds of the two in one process (re-measured after the screen).
+    /// The chosen schedule re-timed against cuBLAS in alternating rounds after the screen.
     #[serde(default)]
-    pub head_to_head_rounds: u32,
+    pub head_to_head: Option<HeadToHead>,
+}
+
+/// The chosen schedule and cuBLAS timed in alternating rounds in one process, so clock and
+/// power state (a GPU under sustained load throttles) weigh on both alike. These are the
+/// numbers of the parity table and the profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HeadToHead {
+    pub schedule: String,
+    pub own: Measurement,
+    pub cublas: Measurement,
+    pub rounds: u32,
 }
 
 impl ShapeReport {
@@ -143,6 +153,17 @@ impl ShapeReport {
         self.candidates
             .iter()
             .filter_map(|c| c.measured.as_ref().map(|m| (c, m)))
+    }
+
+    /// The reported comparison: (schedule, own, cuBLAS) from the head-to-head rounds when they
+    /// ran, else the chosen candidate's screen time against the screen's cuBLAS time.
+    pub fn parity(&self) -> Option<(&str, &Measurement, &Measurement)> {
+        if let Some(h) = &self.head_to_head {
+            return Some((h.schedule.as_str(), &h.own, &h.cublas));
+        }
+        let chosen = self.chosen.as_deref()?;
+        let (c, m) = self.measured().find(|(c, _)| c.schedule == chosen)?;
+        Some((c.schedule.as_str(), m, self.cublas.as_ref()?))
     }
 
     /// The fastest timed candidate that passed the gate.

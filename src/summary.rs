@@ -80,13 +80,11 @@ fn parity(md: &mut String, report: &RunReport) {
     let mut log_sum = 0.0;
     let mut count = 0usize;
     for s in &report.shapes {
-        let own = s.chosen.as_ref().and_then(|chosen| {
-            s.measured()
-                .find(|(c, _)| &c.schedule == chosen)
-                .map(|(_, m)| m)
-        });
-        let ratio = match (own, &s.cublas) {
-            (Some(o), Some(c)) => {
+        let parity = s.parity();
+        let own = parity.map(|(_, o, _)| o);
+        let cublas = parity.map(|(_, _, c)| c);
+        let ratio = match parity {
+            Some((_, o, c)) => {
                 let r = speed_ratio(c.median_us, o.median_us);
                 log_sum += r.ln();
                 count += 1;
@@ -103,8 +101,8 @@ fn parity(md: &mut String, report: &RunReport) {
             s.chosen.as_deref().map_or(NONE.to_string(), code),
             us(own),
             tf(&s.shape, own),
-            us(s.cublas.as_ref()),
-            tf(&s.shape, s.cublas.as_ref()),
+            us(cublas),
+            tf(&s.shape, cublas),
             ratio
         );
     }

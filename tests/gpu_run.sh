@@ -11,7 +11,8 @@ trap 'tar czf "$FINAL/results.tgz" -C "$OUT" . ; cp "$OUT"/*.txt "$FINAL"/ 2>/de
 SHAPES=${1:-D2048,D4096}
 shift || true
 BIN=./target/release/forge
-export FORGE_CACHE=/tmp/forge-cache
+# A new cache directory per call: the first tune below really starts cold.
+export FORGE_CACHE=/tmp/forge-cache-$(date +%s%N)
 now() { date +%s%N; }
 secs() { echo "$(( ($2 - $1) / 1000000 ))ms"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/nvidia-smi.txt"

@@ -83,10 +83,13 @@ pub fn parity_data(report: &RunReport) -> ParityData {
                 .or_default()
                 .push(point(schedule, us));
         }
-        if let Some(chosen) = &s.chosen
-            && let Some((c, m)) = s.measured().find(|(c, _)| &c.schedule == chosen)
-        {
-            data.tuned.push(point(&c.schedule, m.median_us));
+        if let Some((schedule, own, cublas)) = s.parity() {
+            data.tuned.push(ParityPoint {
+                flops: s.shape.flops(),
+                ratio: speed_ratio(cublas.median_us, own.median_us),
+                shape: s.shape.to_string(),
+                schedule: schedule.to_string(),
+            });
         }
     }
     let by_size = |a: &ParityPoint, b: &ParityPoint| a.flops.total_cmp(&b.flops);

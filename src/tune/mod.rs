@@ -225,7 +225,7 @@ fn tune_model_only(
                 .map(|(i, r)| candidate_from_rank(i, r, Status::Predicted))
                 .collect(),
             chosen: None,
-            head_to_head_rounds: 0,
+            head_to_head: None,
         });
         eprintln!(
             "{shape}: predicted best {} ({:.1} µs, {:.0} TFLOP/s)",
@@ -656,6 +656,8 @@ fn tune_measured(
             }
         }
         let ranked = model.rank(&arch, opts.dtype, opts.layout, shape);
+        // Split-K changes the reduction order, so it can never pass the gate: the picks come
+        // from the schedules that can, and split-K is timed on the side (below).
         let mut picks: Vec<(usize, &Ranked)> = if opts.exhaustive {
             ranked.iter().enumerate().collect()
         } else {
@@ -726,7 +728,7 @@ fn tune_measured(
             reference: res.reference.clone(),
             candidates,
             chosen: None,
-            head_to_head_rounds: 0,
+            head_to_head: None,
         };
         if reference_ok {
             shape_report.chosen = shape_report
@@ -738,11 +740,12 @@ fn tune_measured(
         if let Some(name) = shape_report.chosen.clone() {
             match run_head_to_head(opts, shape, &name) {
                 Ok((own, cublas)) => {
-                    if let Some(c) = shape_report.candidates.iter_mut().find(|c| c.schedule == name) {
-                        c.measured = Some(own);
-                    }
-                    shape_report.cublas = Some(cublas);
-                    shape_report.head_to_head_rounds = protocol::HEAD_TO_HEAD_ROUNDS as u32;
+                    shape_report.head_to_head = Some(crate::report::HeadToHead {
+                        schedule: name,
+                        own,
+                        cublas,
+                        rounds: protocol::HEAD_TO_HEAD_ROUNDS as u32,
+                    })
                 }
                 Err(e) => eprintln!("{shape}: {e:#}"),
             }
@@ -757,15 +760,17 @@ fn tune_measured(
     }
     let mut entries = Vec::new();
     for s in &report.shapes {
-        let Some((best, m)) = s.fastest_passing() else {
+        let Some((chosen, own, cublas)) = s.parity() else {
             continue;
         };
-        if s.chosen.is_none() {
-            continue;
-        }
+        let predicted_us = s
+            .candidates
+            .iter()
+            .find(|c| c.schedule == chosen)
+            .map_or(0.0, |c| c.predicted_us);
         let mut passing: Vec<_> = s
             .measured()
-            .filter(|(c, _)| c.gate.verdict == Verdict::Pass && c.schedule != best.schedule)
+            .filter(|(c, _)| c.gate.verdict == Verdict::Pass && c.schedule != chosen)
             .collect();
         passing.sort_by(|a, b| a.1.median_us.total_cmp(&b.1.median_us));
         entries.push(Entry {
@@ -774,19 +779,15 @@ fn tune_measured(
             m: s.shape.m,
             n: s.shape.n,
             k: s.shape.k,
-            schedule: best.schedule.clone(),
-            predicted_us: best.predicted_us,
-            measured_us: Some(m.median_us),
-            tflops: Some(m.tflops),
-            cublas_us: s.cublas.as_ref().map(|c| c.median_us),
-            cublas_tflops: s.cublas.as_ref().map(|c| c.tflops),
-            ratio_vs_cublas: s.cublas.as_ref().map(|c| c.median_us / m.median_us),
+            schedule: chosen.to_string(),
+            predicted_us,
+            measured_us: Some(own.median_us),
+            tflops: Some(own.tflops),
+            cublas_us: Some(cublas.median_us),
+            cublas_tflops: Some(cublas.tflops),
+            ratio_vs_cublas: Some(cublas.median_us / own.median_us),
             gate: Gate::Passed,
-            runners_up: passing
-                .iter()
-                .take(3)
-                .map(|(c, _)| c.schedule.clone())
-                .collect(),
+            runners_up: passing.iter().take(3).map(|(c, _)| c.schedule.clone()).collect(),
         });
     }
     let profile_path = opts.profile.clone().unwrap_or_else(|| {
@@ -812,7 +813,8 @@ fn tune_measured(
 /// persistence) are often predicted within a hair of each other, and so are the stage counts
 /// of one tile. Benchmarking eight of them would spend the budget on one corner of the space,
 /// so the picks walk the ranking and take at most one schedule per kernel configuration and
-/// at most [`PER_TILE`] per (family, tile, cluster).
+/// at most [`PER_TILE`] per (family, tile, cluster). Only schedules that keep the canonical
+/// reduction order are picked: the others cannot pass the gate.
 pub const PER_TILE: usize = 2;
 
 pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
@@ -823,6 +825,9 @@ pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
     let mut out = Vec::new();
     for (i, r) in ranked.iter().enumerate() {
         let s = &r.schedule;
+        if s.changes_reduction_order() {
+            continue;
+        }
         let per_tile = tiles.entry((s.family, s.tile, s.cluster)).or_default();
         if *per_tile < PER_TILE
             && kernels.insert((s.family, s.tile, s.stages, s.workers, s.cluster, s.split_k))
@@ -838,19 +843,19 @@ pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
 }
 
 fn print_shape(s: &ShapeReport) {
-    let cublas = s.cublas.as_ref();
-    match (s.fastest_passing(), cublas) {
-        (Some((c, m)), Some(cb)) => eprintln!(
-            "{}: chosen {} {:.1} µs {:.1} TFLOP/s | cuBLAS {:.1} µs {:.1} TFLOP/s | own/cuBLAS {:.3}x",
+    match s.parity() {
+        Some((chosen, own, cublas)) => eprintln!(
+            "{}: chosen {} {:.1} µs {:.1} TFLOP/s | cuBLAS {:.1} µs {:.1} TFLOP/s | own/cuBLAS {:.3}x{}",
             s.shape,
-            c.schedule,
-            m.median_us,
-            m.tflops,
-            cb.median_us,
-            cb.tflops,
-            cb.median_us / m.median_us
+            chosen,
+            own.median_us,
+            own.tflops,
+            cublas.median_us,
+            cublas.tflops,
+            cublas.median_us / own.median_us,
+            if s.head_to_head.is_some() { " (head-to-head)" } else { " (screen)" }
         ),
-        _ => eprintln!("{}: no gate-passing candidate was measured", s.shape),
+        None => eprintln!("{}: no gate-passing candidate was measured", s.shape),
     }
 }
 
