@@ -47,7 +47,7 @@ impl KernelVariant {
             persistent: s.persistent,
             cluster: s.cluster,
             split_k: s.split_k > 1,
-            vec4: shape.k % 4 == 0,
+            vec4: shape.k.is_multiple_of(4),
         }
     }
 

@@ -8,6 +8,7 @@
 //!    distance² = ln²(M/M') + ln²(N/N') + ln²(K/K'), whose schedule is valid for the new
 //!    shape on the profile's architecture (`Nearest`).
 //! 3. Otherwise the canonical schedule, which is valid for every shape (`Canonical`).
+//!
 //! Every rule returns a schedule that passed the bit-exact gate or is the canonical one, so
 //! the numerical result never depends on which rule fired.
 

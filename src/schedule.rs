@@ -315,7 +315,7 @@ impl fmt::Display for Schedule {
     }
 }
 
-fn strip_num<'a>(part: &'a str, prefix: &str) -> Option<u32> {
+fn strip_num(part: &str, prefix: &str) -> Option<u32> {
     part.strip_prefix(prefix)?.parse().ok()
 }
 

@@ -17,7 +17,8 @@ pub const TILES: [(u32, u32); 6] = [
 ];
 /// Extra wgmma tiles: N steps of 8 let the tile count fit the SM count on skinny,
 /// memory-bound shapes (128×168 gives 128 tiles at N = 21504).
-pub const WGMMA_EXTRA_TILES: [(u32, u32); 5] = [(128, 96), (128, 160), (128, 168), (128, 192), (128, 224)];
+pub const WGMMA_EXTRA_TILES: [(u32, u32); 5] =
+    [(128, 96), (128, 160), (128, 168), (128, 192), (128, 224)];
 pub const GROUPS: [u32; 5] = [1, 2, 4, 8, 16];
 pub const SPLITS: [u32; 3] = [1, 2, 4];
 /// Accumulators per thread above which a tile's registers spill (255 registers per thread,
@@ -215,7 +216,7 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
         });
     }
     check_worker_layout(s)?;
-    if s.family == Family::Wgmma && shape.k % 4 != 0 {
+    if s.family == Family::Wgmma && !shape.k.is_multiple_of(4) {
         return Err(Rejection::TmaAlignment { k: shape.k });
     }
     let grid = s.work_grid(shape);

@@ -8,7 +8,10 @@ fn forge(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_forge"))
         .args(args)
         // No GPU on CI; make sure a developer's GPU does not change these tests either.
-        .env("LD_LIBRARY_PATH", std::env::var("LD_LIBRARY_PATH").unwrap_or_default())
+        .env(
+            "LD_LIBRARY_PATH",
+            std::env::var("LD_LIBRARY_PATH").unwrap_or_default(),
+        )
         .output()
         .expect("forge runs")
 }
@@ -31,14 +34,29 @@ fn fails_with(args: &[&str], needle: &str) {
     let o = forge(args);
     let (out, err) = text(&o);
     assert!(!o.status.success(), "{args:?} succeeded: {out}");
-    assert!(err.contains(needle), "{args:?}: stderr lacks `{needle}`:\n{err}");
-    assert_eq!(err.lines().filter(|l| l.starts_with("error")).count(), 1, "{err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: stderr lacks `{needle}`:\n{err}"
+    );
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("error")).count(),
+        1,
+        "{err}"
+    );
 }
 
 #[test]
 fn rank_prints_ranked_tables_for_hopper_and_ampere() {
     for arch in ["sm_90a", "sm_80"] {
-        let o = forge(&["rank", "--arch", arch, "--shapes", "D2048,D4096", "--top", "5"]);
+        let o = forge(&[
+            "rank",
+            "--arch",
+            arch,
+            "--shapes",
+            "D2048,D4096",
+            "--top",
+            "5",
+        ]);
         let (out, err) = text(&o);
         assert!(o.status.success(), "{err}");
         assert!(out.contains("2048x2048x2048") && out.contains("4096x4096x4096"));
@@ -55,39 +73,92 @@ fn rank_prints_ranked_tables_for_hopper_and_ampere() {
 
 #[test]
 fn rank_json_and_explain() {
-    let o = forge(&["rank", "--arch", "sm_90a", "--shapes", "128x21504x5376", "--json", "--top", "3"]);
+    let o = forge(&[
+        "rank",
+        "--arch",
+        "sm_90a",
+        "--shapes",
+        "128x21504x5376",
+        "--json",
+        "--top",
+        "3",
+    ]);
     assert!(o.status.success());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["ranked"].as_array().unwrap().len(), 3);
     let o = forge(&[
-        "rank", "--arch", "sm_90a", "--shapes", "D4096,1000x1000x1001",
-        "--explain", "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1",
+        "rank",
+        "--arch",
+        "sm_90a",
+        "--shapes",
+        "D4096,1000x1000x1001",
+        "--explain",
+        "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1",
     ]);
     let (out, _) = text(&o);
     assert!(o.status.success());
     assert!(out.contains("4096x4096x4096: valid, rank"), "{out}");
-    assert!(out.contains("REJECTED: TMA needs 16-byte global row strides"), "{out}");
+    assert!(
+        out.contains("REJECTED: TMA needs 16-byte global row strides"),
+        "{out}"
+    );
 }
 
 #[test]
 fn bad_shapes_and_arches_fail_cleanly() {
-    fails_with(&["rank", "--arch", "sm_99", "--shapes", "D2048"], "unknown architecture `sm_99`");
-    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "D0"], "must be at least 1");
-    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "12x34"], "`12x34` is not of the form");
-    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "-5x1x1"], "`-5x1x1` is not of the form");
-    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "2147483648x1x1"], "exceeds 2^31 - 1");
-    fails_with(&["rank", "--arch", "sm_90a", "--shapes", ""], "empty shape list");
-    fails_with(&["tune", "--arch", "sm_99", "--shapes", "D64"], "unknown architecture");
-    fails_with(&["tune", "--arch", "sm_90a", "--shapes", "D0"], "must be at least 1");
-    fails_with(&["rank", "--arch", "sm_90a", "--shapes", "D64", "--dtype", "fp8"], "unknown dtype");
+    fails_with(
+        &["rank", "--arch", "sm_99", "--shapes", "D2048"],
+        "unknown architecture `sm_99`",
+    );
+    fails_with(
+        &["rank", "--arch", "sm_90a", "--shapes", "D0"],
+        "must be at least 1",
+    );
+    fails_with(
+        &["rank", "--arch", "sm_90a", "--shapes", "12x34"],
+        "`12x34` is not of the form",
+    );
+    fails_with(
+        &["rank", "--arch", "sm_90a", "--shapes", "-5x1x1"],
+        "`-5x1x1` is not of the form",
+    );
+    fails_with(
+        &["rank", "--arch", "sm_90a", "--shapes", "2147483648x1x1"],
+        "exceeds 2^31 - 1",
+    );
+    fails_with(
+        &["rank", "--arch", "sm_90a", "--shapes", ""],
+        "empty shape list",
+    );
+    fails_with(
+        &["tune", "--arch", "sm_99", "--shapes", "D64"],
+        "unknown architecture",
+    );
+    fails_with(
+        &["tune", "--arch", "sm_90a", "--shapes", "D0"],
+        "must be at least 1",
+    );
+    fails_with(
+        &[
+            "rank", "--arch", "sm_90a", "--shapes", "D64", "--dtype", "fp8",
+        ],
+        "unknown dtype",
+    );
 }
 
 fn tune_model_only(dir: &Path, extra: &[&str]) -> Output {
     let profile = dir.join("p.toml");
     let run = dir.join("run");
     let mut args = vec![
-        "tune", "--arch", "sm_90a", "--shapes", "D2048,D4096",
-        "--profile", profile.to_str().unwrap(), "--run-dir", run.to_str().unwrap(),
+        "tune",
+        "--arch",
+        "sm_90a",
+        "--shapes",
+        "D2048,D4096",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--run-dir",
+        run.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
     forge(&args)
@@ -113,21 +184,44 @@ fn tune_without_gpu_writes_a_cost_model_profile() {
     assert!(text_p.contains("measured = false"), "{text_p}");
     let p = forge::profile::Profile::load(&profile).unwrap();
     assert_eq!(p.entries.len(), 2);
-    let o = forge(&["select", "--profile", profile.to_str().unwrap(), "4096x4096x4096"]);
+    let o = forge(&[
+        "select",
+        "--profile",
+        profile.to_str().unwrap(),
+        "4096x4096x4096",
+    ]);
     let (out, _) = text(&o);
     assert!(o.status.success());
-    assert!(out.contains("rule: exact match") && out.contains("not measured"), "{out}");
-    let o = forge(&["select", "--profile", profile.to_str().unwrap(), "3000x3000x3000"]);
+    assert!(
+        out.contains("rule: exact match") && out.contains("not measured"),
+        "{out}"
+    );
+    let o = forge(&[
+        "select",
+        "--profile",
+        profile.to_str().unwrap(),
+        "3000x3000x3000",
+    ]);
     assert!(text(&o).0.contains("rule: nearest tuned shape"));
     fails_with(
-        &["select", "--profile", profile.to_str().unwrap(), "--arch", "sm_80", "D64"],
+        &[
+            "select",
+            "--profile",
+            profile.to_str().unwrap(),
+            "--arch",
+            "sm_80",
+            "D64",
+        ],
         "was tuned for sm_90a, not sm_80",
     );
     // --require-gpu makes the missing GPU an error, and writes nothing.
     let dir2 = tmp("require");
     let o = tune_model_only(&dir2, &["--require-gpu"]);
     let (_, err) = text(&o);
-    assert!(!o.status.success() && err.contains("--require-gpu"), "{err}");
+    assert!(
+        !o.status.success() && err.contains("--require-gpu"),
+        "{err}"
+    );
     assert!(!dir2.join("p.toml").exists());
 }
 
@@ -155,12 +249,25 @@ fn bad_profiles_fail_with_file_and_reason() {
     .to_toml();
     let syntax = dir.join("syntax.toml");
     std::fs::write(&syntax, format!("{good}\n[[entry]\nm = 1\n")).unwrap();
-    fails_with(&["select", "--profile", syntax.to_str().unwrap(), "D64"], "syntax.toml");
+    fails_with(
+        &["select", "--profile", syntax.to_str().unwrap(), "D64"],
+        "syntax.toml",
+    );
     let o = forge(&["select", "--profile", syntax.to_str().unwrap(), "D64"]);
     assert!(text(&o).1.contains("line"), "{}", text(&o).1);
     let version = dir.join("version.toml");
-    std::fs::write(&version, good.replace("schema_version = 1", "schema_version = 7")).unwrap();
-    fails_with(&["select", "--profile", version.to_str().unwrap(), "D64"], "schema version 7");
+    std::fs::write(
+        &version,
+        good.replace("schema_version = 1", "schema_version = 7"),
+    )
+    .unwrap();
+    fails_with(
+        &["select", "--profile", version.to_str().unwrap(), "D64"],
+        "schema version 7",
+    );
     let missing = dir.join("missing.toml");
-    fails_with(&["select", "--profile", missing.to_str().unwrap(), "D64"], "cannot read profile");
+    fails_with(
+        &["select", "--profile", missing.to_str().unwrap(), "D64"],
+        "cannot read profile",
+    );
 }

@@ -94,7 +94,10 @@ fn every_family_matches_fp64_and_the_gate_sorts_them() {
         ensure_loaded(&gpu, &cache, &mut loaded, &canonical, &shape).unwrap();
         let golden = run_once(&gpu, &loaded, &canonical, &shape, &ins).unwrap();
         let err = reference_error(&golden, &shape, SEED);
-        assert!(err < reference::TF32_TOLERANCE, "{shape}: canonical rel err {err}");
+        assert!(
+            err < reference::TF32_TOLERANCE,
+            "{shape}: canonical rel err {err}"
+        );
         for name in schedules() {
             let s: Schedule = name.parse().unwrap();
             if forge::space::check(&arch, &s, &shape).is_err() {
@@ -103,9 +106,15 @@ fn every_family_matches_fp64_and_the_gate_sorts_them() {
             ensure_loaded(&gpu, &cache, &mut loaded, &s, &shape).unwrap();
             let out = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
             let err = reference_error(&out, &shape, SEED);
-            assert!(err < reference::TF32_TOLERANCE, "{shape} {name}: rel err {err}");
+            assert!(
+                err < reference::TF32_TOLERANCE,
+                "{shape} {name}: rel err {err}"
+            );
             let g = gate::compare(&golden, &out);
-            eprintln!("{shape} {name}: ref err {err:.2e}, gate {:?} ({} differ)", g.verdict, g.differing);
+            eprintln!(
+                "{shape} {name}: ref err {err:.2e}, gate {:?} ({} differ)",
+                g.verdict, g.differing
+            );
             if s.split_k == 1 {
                 assert_eq!(g.verdict, Verdict::Pass, "{shape} {name}: {g:?}");
             }
@@ -175,18 +184,35 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     };
     let p = Profile::new(meta, vec![entry]).unwrap();
     let d = Dispatcher::new(p, &gpu, cache.dir()).unwrap();
-    for shape in [tuned, Shape::new(1000, 1000, 1000), Shape::new(999, 1001, 1003)] {
+    for shape in [
+        tuned,
+        Shape::new(1000, 1000, 1000),
+        Shape::new(999, 1001, 1003),
+    ] {
         let ins = inputs(&gpu, &util, &shape, SEED);
         let mut loaded = HashMap::new();
         let canonical = Schedule::canonical(Dtype::Tf32);
         ensure_loaded(&gpu, &cache, &mut loaded, &canonical, &shape).unwrap();
         let golden = run_once(&gpu, &loaded, &canonical, &shape, &ins).unwrap();
         ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
-        d.gemm(&gpu.stream, shape.m, shape.n, shape.k, ins.a[0].ptr(), ins.b[0].ptr(), ins.c[0].ptr())
-            .unwrap();
+        d.gemm(
+            &gpu.stream,
+            shape.m,
+            shape.n,
+            shape.k,
+            ins.a[0].ptr(),
+            ins.b[0].ptr(),
+            ins.c[0].ptr(),
+        )
+        .unwrap();
         let out = ins.c[0].to_host(&gpu.stream).unwrap();
         let g = gate::compare(&golden, &out);
-        eprintln!("dispatch {shape}: {} ({:?}), gate {:?}", d.selection(&shape).schedule, d.selection(&shape).rule, g.verdict);
+        eprintln!(
+            "dispatch {shape}: {} ({:?}), gate {:?}",
+            d.selection(&shape).schedule,
+            d.selection(&shape).rule,
+            g.verdict
+        );
         assert_eq!(g.verdict, Verdict::Pass, "{shape}: {g:?}");
     }
     // Launch overhead: host time per call, dispatcher vs a raw launch of the same plan.
@@ -194,28 +220,50 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     let ins = inputs(&gpu, &util, &shape, SEED);
     let s: Schedule = d.selection(&shape).schedule;
     let v = KernelVariant::new(&s, &shape);
-    let (compiled, _) = cache.get_or_compile(&v.label(), &v.source(), &gpu.info.arch).unwrap();
+    let (compiled, _) = cache
+        .get_or_compile(&v.label(), &v.source(), &gpu.info.arch)
+        .unwrap();
     let raw = LoadedVariant::load(&gpu, v, &compiled).unwrap();
-    let prepared = raw.prepare(&s, &shape, ins.a[0].ptr(), ins.b[0].ptr()).unwrap();
+    let prepared = raw
+        .prepare(&s, &shape, ins.a[0].ptr(), ins.b[0].ptr())
+        .unwrap();
     let n = 2000;
     let mut best = (f64::MAX, f64::MAX);
     for _ in 0..5 {
         gpu.stream.synchronize().unwrap();
         let t = std::time::Instant::now();
         for _ in 0..n {
-            raw.launch(&gpu.stream, &prepared, ins.c[0].ptr(), 0).unwrap();
+            raw.launch(&gpu.stream, &prepared, ins.c[0].ptr(), 0)
+                .unwrap();
         }
         let raw_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
         gpu.stream.synchronize().unwrap();
         let t = std::time::Instant::now();
         for _ in 0..n {
-            d.gemm(&gpu.stream, shape.m, shape.n, shape.k, ins.a[0].ptr(), ins.b[0].ptr(), ins.c[0].ptr())
-                .unwrap();
+            d.gemm(
+                &gpu.stream,
+                shape.m,
+                shape.n,
+                shape.k,
+                ins.a[0].ptr(),
+                ins.b[0].ptr(),
+                ins.c[0].ptr(),
+            )
+            .unwrap();
         }
         let disp_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
         gpu.stream.synchronize().unwrap();
         best = (best.0.min(raw_us), best.1.min(disp_us));
     }
-    eprintln!("launch cost per call: raw {:.3} µs, dispatcher {:.3} µs, overhead {:.3} µs", best.0, best.1, best.1 - best.0);
-    assert!(best.1 - best.0 < 1.0, "dispatcher overhead {:.3} µs", best.1 - best.0);
+    eprintln!(
+        "launch cost per call: raw {:.3} µs, dispatcher {:.3} µs, overhead {:.3} µs",
+        best.0,
+        best.1,
+        best.1 - best.0
+    );
+    assert!(
+        best.1 - best.0 < 1.0,
+        "dispatcher overhead {:.3} µs",
+        best.1 - best.0
+    );
 }

@@ -455,7 +455,10 @@ fn start_worker(exe: &Path, job_dir: &Path, job: &Job) -> anyhow::Result<WorkerP
     let stderr = child.stderr.take().expect("piped");
     let (tx, rx) = mpsc::channel::<String>();
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
             if tx.send(line).is_err() {
                 break;
             }
@@ -463,7 +466,10 @@ fn start_worker(exe: &Path, job_dir: &Path, job: &Job) -> anyhow::Result<WorkerP
     });
     let err_thread = std::thread::spawn(move || {
         let mut text = String::new();
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
             text.push_str(&line);
             text.push('\n');
         }
@@ -646,14 +652,14 @@ fn tune_measured(
             .shapes
             .iter()
             .position(|s| s.shape == *shape && s.dtype == opts.dtype && s.layout == opts.layout);
-        if let (Some(i), false) = (existing, opts.force) {
-            if report.shapes[i].cublas.is_some() {
-                eprintln!(
-                    "{shape}: already measured in {} (--force re-measures)",
-                    run_dir.display()
-                );
-                continue;
-            }
+        if let (Some(i), false) = (existing, opts.force)
+            && report.shapes[i].cublas.is_some()
+        {
+            eprintln!(
+                "{shape}: already measured in {} (--force re-measures)",
+                run_dir.display()
+            );
+            continue;
         }
         let ranked = model.rank(&arch, opts.dtype, opts.layout, shape);
         // Split-K changes the reduction order, so it can never pass the gate: the picks come
@@ -787,7 +793,11 @@ fn tune_measured(
             cublas_tflops: Some(cublas.tflops),
             ratio_vs_cublas: Some(cublas.median_us / own.median_us),
             gate: Gate::Passed,
-            runners_up: passing.iter().take(3).map(|(c, _)| c.schedule.clone()).collect(),
+            runners_up: passing
+                .iter()
+                .take(3)
+                .map(|(c, _)| c.schedule.clone())
+                .collect(),
         });
     }
     let profile_path = opts.profile.clone().unwrap_or_else(|| {
@@ -853,7 +863,11 @@ fn print_shape(s: &ShapeReport) {
             cublas.median_us,
             cublas.tflops,
             cublas.median_us / own.median_us,
-            if s.head_to_head.is_some() { " (head-to-head)" } else { " (screen)" }
+            if s.head_to_head.is_some() {
+                " (head-to-head)"
+            } else {
+                " (screen)"
+            }
         ),
         None => eprintln!("{}: no gate-passing candidate was measured", s.shape),
     }

@@ -3,7 +3,6 @@
 //! and starts a new worker for the rest.
 
 use super::protocol::{Event, HEAD_TO_HEAD_ROUNDS, Job, measurement};
-use crate::stats::summarize;
 use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::cublas::Cublas;
@@ -16,6 +15,7 @@ use crate::reference::{self, TENSOR_A, TENSOR_B};
 use crate::report::{GateResult, ReferenceCheck, Status};
 use crate::schedule::Schedule;
 use crate::shape::Shape;
+use crate::stats::summarize;
 use cudarc::driver::{CudaFunction, CudaModule, sys};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -189,7 +189,9 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         ensure_loaded(&gpu, &cache, &mut loaded, &schedule, &shape)?;
         let out = run_once(&gpu, &loaded, &schedule, &shape, &inputs)?;
         if gate::compare(&golden, &out).verdict != crate::report::Verdict::Pass {
-            return Err(DeviceError::Other(format!("{name} no longer passes the gate")));
+            return Err(DeviceError::Other(format!(
+                "{name} no longer passes the gate"
+            )));
         }
         let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
         let prepared: Vec<_> = (0..sets as usize)
@@ -201,12 +203,22 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         for round in 0..HEAD_TO_HEAD_ROUNDS {
             let time_own = || {
                 time_kernel(&gpu, sets as usize, &round_cfg, |s| {
-                    lv.launch(&gpu.stream, &prepared[s], inputs.c[s].ptr(), inputs.workspace.ptr())
+                    lv.launch(
+                        &gpu.stream,
+                        &prepared[s],
+                        inputs.c[s].ptr(),
+                        inputs.workspace.ptr(),
+                    )
                 })
             };
             let time_cublas = || {
                 time_kernel(&gpu, sets as usize, &round_cfg, |s| {
-                    cublas.gemm(&shape, inputs.a[s].ptr(), inputs.b[s].ptr(), inputs.c[s].ptr())
+                    cublas.gemm(
+                        &shape,
+                        inputs.a[s].ptr(),
+                        inputs.b[s].ptr(),
+                        inputs.c[s].ptr(),
+                    )
                 })
             };
             // Alternate which goes first, so clock drift favours neither.
