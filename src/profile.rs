@@ -88,6 +88,37 @@ impl Entry {
     }
 }
 
+/// This build's git revision (`-dirty` when built from a modified tree).
+pub fn git_revision() -> &'static str {
+    option_env!("FORGE_GIT_REVISION").unwrap_or("unknown")
+}
+
+/// The current UTC time, RFC 3339 to the second.
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+impl Metadata {
+    /// Metadata for a profile written now by this build, under the bit-exact contract. The
+    /// device fields are left empty for the caller to fill.
+    pub fn now(arch: &str, dtype: Dtype, measured: bool) -> Metadata {
+        Metadata {
+            schema_version: SCHEMA_VERSION,
+            arch: arch.to_string(),
+            device_name: String::new(),
+            driver_version: String::new(),
+            nvrtc_version: String::new(),
+            forge_version: env!("CARGO_PKG_VERSION").into(),
+            git_revision: git_revision().into(),
+            date: now_rfc3339(),
+            measured,
+            numerical_contract: CONTRACT_BITEXACT.into(),
+            canonical_schedule: Schedule::canonical(dtype).name(),
+            cublas_mode: String::new(),
+        }
+    }
+}
+
 /// The on-disk document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Document {
@@ -348,20 +379,7 @@ pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn meta(arch: &str) -> Metadata {
-        Metadata {
-            schema_version: SCHEMA_VERSION,
-            arch: arch.into(),
-            device_name: "test".into(),
-            driver_version: "0".into(),
-            nvrtc_version: "0".into(),
-            forge_version: "0".into(),
-            git_revision: "0".into(),
-            date: "2026-12-02T00:00:00Z".into(),
-            measured: false,
-            numerical_contract: CONTRACT_BITEXACT.into(),
-            canonical_schedule: Schedule::canonical(Dtype::Tf32).name(),
-            cublas_mode: String::new(),
-        }
+        Metadata::now(arch, Dtype::Tf32, false)
     }
 
     pub(crate) fn entry(shape: Shape, schedule: &str) -> Entry {

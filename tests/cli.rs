@@ -229,20 +229,7 @@ fn tune_without_gpu_writes_a_cost_model_profile() {
 fn bad_profiles_fail_with_file_and_reason() {
     let dir = tmp("profiles");
     let good = forge::profile::Profile::new(
-        forge::profile::Metadata {
-            schema_version: forge::profile::SCHEMA_VERSION,
-            arch: "sm_90a".into(),
-            device_name: "x".into(),
-            driver_version: "x".into(),
-            nvrtc_version: "x".into(),
-            forge_version: "x".into(),
-            git_revision: "x".into(),
-            date: "x".into(),
-            measured: false,
-            numerical_contract: "bitexact".into(),
-            canonical_schedule: "mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1".into(),
-            cublas_mode: String::new(),
-        },
+        forge::profile::Metadata::now("sm_90a", forge::schedule::Dtype::Tf32, false),
         vec![],
     )
     .unwrap()

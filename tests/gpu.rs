@@ -8,7 +8,7 @@ use forge::device::kernel::LoadedVariant;
 use forge::dispatch::Dispatcher;
 use forge::gate::{self, POISON_BITS};
 use forge::kernel_source::KernelVariant;
-use forge::profile::{self, Entry, Gate, Metadata, Profile};
+use forge::profile::{Entry, Gate, Metadata, Profile};
 use forge::reference::{self, TENSOR_A, TENSOR_B};
 use forge::report::Verdict;
 use forge::schedule::{Dtype, Layout, Schedule};
@@ -152,20 +152,8 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     let util = load_util(&gpu, &cache).unwrap();
     let tuned = Shape::new(2048, 2048, 2048);
     let chosen = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1";
-    let meta = Metadata {
-        schema_version: profile::SCHEMA_VERSION,
-        arch: gpu.info.arch.clone(),
-        device_name: gpu.info.name.clone(),
-        driver_version: gpu.info.driver_version.clone(),
-        nvrtc_version: gpu.info.nvrtc_version.clone(),
-        forge_version: "test".into(),
-        git_revision: "test".into(),
-        date: "test".into(),
-        measured: false,
-        numerical_contract: profile::CONTRACT_BITEXACT.into(),
-        canonical_schedule: Schedule::canonical(Dtype::Tf32).name(),
-        cublas_mode: String::new(),
-    };
+    let mut meta = Metadata::now(&gpu.info.arch, Dtype::Tf32, false);
+    meta.device_name = gpu.info.name.clone();
     let entry = Entry {
         dtype: Dtype::Tf32,
         layout: Layout::Tn,

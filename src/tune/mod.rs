@@ -11,7 +11,7 @@ use crate::device::cublas::CUBLAS_MODE;
 use crate::device::timing::TimingConfig;
 use crate::device::{self, DeviceInfo, Gpu, nvrtc::PtxasReport};
 use crate::kernel_source::{GEMM_ENTRY, KernelVariant};
-use crate::profile::{self, CONTRACT_BITEXACT, Entry, Gate, Metadata, Profile};
+use crate::profile::{self, Entry, Gate, Metadata, Profile};
 use crate::report::{
     Candidate, GateResult, Provenance, REPORT_CSV, REPORT_JSON, RunReport, ShapeReport, Status,
     Verdict,
@@ -61,14 +61,6 @@ pub struct TuneOutcome {
     pub report: RunReport,
 }
 
-fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-pub fn git_revision() -> &'static str {
-    option_env!("FORGE_GIT_REVISION").unwrap_or("unknown")
-}
-
 fn slug(text: &str) -> String {
     text.to_lowercase()
         .chars()
@@ -116,27 +108,16 @@ pub fn tune(opts: &TuneOptions) -> anyhow::Result<TuneOutcome> {
 }
 
 fn metadata(opts: &TuneOptions, info: Option<&DeviceInfo>, measured: bool) -> Metadata {
-    Metadata {
-        schema_version: profile::SCHEMA_VERSION,
-        arch: opts
-            .arch
-            .replace("sm_90", "sm_90a")
-            .replace("sm_90aa", "sm_90a"),
-        device_name: info.map_or("none (cost model only)".into(), |i| i.name.clone()),
-        driver_version: info.map_or(String::new(), |i| i.driver_version.clone()),
-        nvrtc_version: info.map_or(String::new(), |i| i.nvrtc_version.clone()),
-        forge_version: env!("CARGO_PKG_VERSION").into(),
-        git_revision: git_revision().into(),
-        date: now_rfc3339(),
-        measured,
-        numerical_contract: CONTRACT_BITEXACT.into(),
-        canonical_schedule: Schedule::canonical(opts.dtype).name(),
-        cublas_mode: if measured {
-            CUBLAS_MODE.into()
-        } else {
-            String::new()
-        },
+    let mut meta = Metadata::now(&opts.arch, opts.dtype, measured);
+    meta.device_name = info.map_or("none (cost model only)".into(), |i| i.name.clone());
+    if let Some(i) = info {
+        meta.driver_version = i.driver_version.clone();
+        meta.nvrtc_version = i.nvrtc_version.clone();
     }
+    if measured {
+        meta.cublas_mode = CUBLAS_MODE.into();
+    }
+    meta
 }
 
 /// Writes (or merges into) the profile: entries for other problems already in the file are
@@ -274,8 +255,8 @@ fn provenance(
         nvrtc_version: info.map_or(String::new(), |i| i.nvrtc_version.clone()),
         cublas_version: cublas_version.into(),
         forge_version: env!("CARGO_PKG_VERSION").into(),
-        git_revision: git_revision().into(),
-        date: now_rfc3339(),
+        git_revision: profile::git_revision().into(),
+        date: profile::now_rfc3339(),
         command: opts.command.clone(),
         measured,
         timing_method: if measured {

@@ -1,0 +1,27 @@
+//! `Profile::select` on the shipped H200 profile: an exact hit, a nearest-shape miss and a
+//! shape no tuned schedule can run (canonical). The budget is 200 ns per call.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use forge::profile::Profile;
+use forge::schedule::{Dtype, Layout};
+use forge::shape::Shape;
+use std::hint::black_box;
+
+fn select(c: &mut Criterion) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/sm_90a-h200.toml");
+    let profile = Profile::load(std::path::Path::new(path)).expect("shipped profile loads");
+    let mut group = c.benchmark_group("select");
+    for (name, shape) in [
+        ("exact", Shape::new(4096, 4096, 4096)),
+        ("nearest", Shape::new(3000, 5000, 7000)),
+        ("canonical", Shape::new(3000, 5000, 7001)),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| profile.select(Dtype::Tf32, Layout::Tn, black_box(&shape)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, select);
+criterion_main!(benches);
