@@ -70,7 +70,8 @@ fn parity(md: &mut String, report: &RunReport) {
     let _ = writeln!(
         md,
         "ratio = cuBLAS median time / own median time of the chosen schedule \
-         (> 1: own is faster).\n"
+         (> 1: own is faster); from the head-to-head rounds where they ran, else the \
+         screen.\n"
     );
     let _ = writeln!(
         md,
@@ -98,7 +99,11 @@ fn parity(md: &mut String, report: &RunReport) {
             s.shape,
             s.dtype,
             s.layout.as_str(),
-            s.chosen.as_deref().map_or(NONE.to_string(), code),
+            // The schedule the times belong to (the head-to-head's), else the chosen one.
+            parity
+                .map(|(name, _, _)| name)
+                .or(s.chosen.as_deref())
+                .map_or(NONE.to_string(), code),
             us(own),
             tf(&s.shape, own),
             us(cublas),

@@ -255,3 +255,79 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
         best.1 - best.0
     );
 }
+
+#[test]
+fn tune_survives_a_faulting_and_a_hanging_candidate() {
+    let Some(gpu) = gpu() else { return };
+    let arch = gpu.info.arch().unwrap();
+    drop(gpu);
+    let shape = Shape::new(512, 512, 512);
+    let ranked =
+        forge::cost_model::CostModel::shipped().rank(&arch, Dtype::Tf32, Layout::Tn, &shape);
+    let picks: Vec<String> = forge::tune::pick_diverse(&ranked, 4)
+        .iter()
+        .map(|(_, r)| r.schedule.name())
+        .collect();
+    let (faulty, hung) = (&picks[1], &picks[2]);
+    let dir = std::env::temp_dir().join(format!("forge-gpu-fault-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args([
+            "tune",
+            "--arch",
+            &arch.name,
+            "--shapes",
+            "512x512x512",
+            "--top",
+            "4",
+        ])
+        .args([
+            "--watchdog",
+            "5",
+            "--max-seconds",
+            "0.2",
+            "--no-plots",
+            "--run-dir",
+        ])
+        .arg(dir.join("run"))
+        .arg("--profile")
+        .arg(dir.join("p.toml"))
+        .env(
+            forge::tune::worker::INJECT_ENV,
+            format!("fault:{faulty},hang:{hung}"),
+        )
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let report = forge::report::RunReport::load(&dir.join("run")).unwrap();
+    let s = &report.shapes[0];
+    let status = |n: &str| {
+        s.candidates
+            .iter()
+            .find(|c| c.schedule == n)
+            .unwrap()
+            .status
+            .clone()
+    };
+    assert!(
+        matches!(status(faulty), forge::report::Status::Faulted(_)),
+        "{:?}",
+        status(faulty)
+    );
+    assert!(
+        matches!(status(hung), forge::report::Status::TimedOut(_)),
+        "{:?}",
+        status(hung)
+    );
+    for name in [&picks[0], &picks[3]] {
+        assert_eq!(status(name), forge::report::Status::Measured, "{name}");
+    }
+    assert!(s.chosen.is_some() && s.chosen.as_ref() != Some(faulty));
+    assert!(Profile::load(&dir.join("p.toml")).unwrap().entries.len() == 1);
+    eprintln!(
+        "fault isolation: {faulty} -> {:?}; {hung} -> {:?}",
+        status(faulty),
+        status(hung)
+    );
+}

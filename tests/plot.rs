@@ -226,3 +226,54 @@ fn plots_without_baseline_or_passing_schedules_still_render() {
     let md = std::fs::read_to_string(dir.join(plot::SUMMARY_MD)).unwrap();
     assert!(md.contains("| 4096x4096x4096 | tf32 | tn | — |"), "{md}");
 }
+
+#[test]
+fn winner_map_predicts_only_bit_exact_schedules_and_covers_tuned_shapes() {
+    let mut r = fixture();
+    // A tuned shape beyond the default grid: N = 28672 at the common K.
+    let mut wide = r.shapes[0].clone();
+    wide.shape.m = 128;
+    wide.shape.n = 28672;
+    r.shapes.push(wide);
+    let map = plot::winner_map::winner_map(&r);
+    assert_eq!(map.grid_max, 32768, "28672 rounded up to a power of two");
+    assert_eq!(plot::winner_map::grid_max([100, 16384]), 16384);
+    assert_eq!(plot::winner_map::grid_steps(16384), 15);
+    assert!(map.winners.iter().any(|w| !w.measured && w.n == 32768));
+    for w in map.winners.iter().filter(|w| !w.measured) {
+        let s: forge::schedule::Schedule = w.schedule.parse().expect("schedule name parses");
+        assert!(
+            !s.changes_reduction_order(),
+            "predicted {} at {}x{} is split-K",
+            w.schedule,
+            w.m,
+            w.n
+        );
+    }
+}
+
+#[test]
+fn crowded_reports_keep_their_legends_inside_the_picture() {
+    let mut r = fixture();
+    let base = r.shapes[0].clone();
+    for i in 0..30 {
+        let mut s = base.clone();
+        s.shape.m = 256 + 64 * i;
+        r.shapes.push(s);
+    }
+    let dir = out_dir("crowded");
+    render_all(&r, &dir).expect("plots render");
+    let parity = std::fs::read_to_string(dir.join("parity.svg")).unwrap();
+    assert!(
+        parity.contains("more in summary.md"),
+        "parity legend overflow note"
+    );
+    let det = plot::determinism::determinism_rows(&r);
+    assert_eq!(det[0].label, "D4096");
+    assert_eq!(det[1].label, "1024×8192×4096");
+    let svg = std::fs::read_to_string(dir.join("determinism.svg")).unwrap();
+    assert!(
+        svg.contains("same schedule"),
+        "determinism legend summarises"
+    );
+}

@@ -43,7 +43,10 @@ pub struct Timed {
 /// One shape's bars.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeterminismRow {
+    /// `MxNxK`.
     pub shape: String,
+    /// [`axis_label`] of the shape.
+    pub label: String,
     pub passing: Option<Timed>,
     pub overall: Option<Timed>,
     pub cublas: Option<Timed>,
@@ -67,11 +70,21 @@ pub fn determinism_row(s: &ShapeReport) -> Option<DeterminismRow> {
     });
     Some(DeterminismRow {
         shape: s.shape.to_string(),
+        label: axis_label(&s.shape),
         price_pct: passing.as_ref().map(|p| price_pct(p.us, overall.us)),
         passing,
         overall: Some(overall),
         cublas,
     })
+}
+
+/// A short axis label for a shape: `D512` for a cube (M = N = K), else `128×5376×7168`.
+pub fn axis_label(shape: &Shape) -> String {
+    if shape.m == shape.n && shape.n == shape.k {
+        format!("D{}", shape.m)
+    } else {
+        format!("{}×{}×{}", shape.m, shape.n, shape.k)
+    }
 }
 
 /// Rows for every shape with a timed candidate, in report order.
@@ -108,33 +121,58 @@ fn draw<DB: DrawingBackend>(
         .map(|t| t.tflops)
         .fold(0.0f64, f64::max)
         .max(1e-9);
-    let label_size = if n > 8 { 11 } else { 14 };
+    // Crowded: small labels turned to read upwards; otherwise level under each group.
+    let rotate = n > 8;
+    let label_size = if n > 8 { 12 } else { 14 };
+    let longest = rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let label_area = if rotate {
+        // About 0.62 em per character of DejaVu Sans digits, plus the axis title below.
+        (longest * label_size * 62 / 100 + 48).max(64)
+    } else {
+        64
+    };
     let mut chart = ChartBuilder::on(&chart_area)
         .caption(caption, title_font())
         .margin(16)
-        .x_label_area_size(64)
+        .x_label_area_size(label_area)
         .y_label_area_size(72)
         .build_cartesian_2d(0.0..n as f64, 0.0..top * 1.2)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
-        .x_desc("shape (M×N×K)")
+        .x_desc("shape (M×N×K; Dn = n×n×n)")
         .y_desc("throughput, TFLOP/s (higher is better)")
         .y_label_formatter(&|v| format!("{v:.0}"))
         .axis_desc_style(label_font(18))
         .label_style(label_font(15))
         .light_line_style(TRANSPARENT)
         .draw()?;
-    // Shape names under their groups (staggered when crowded).
+    // Shape names under their groups.
     for (i, r) in rows.iter().enumerate() {
         let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
-        let stagger = if n > 6 && i % 2 == 1 { 16 } else { 0 };
-        chart_area.draw(&Text::new(
-            r.shape.clone(),
-            (x, y + 8 + stagger),
-            label_font(label_size).pos(Pos::new(HPos::Center, VPos::Top)),
-        ))?;
+        let style = label_font(label_size);
+        let text = if rotate {
+            // Rotated a quarter turn counter-clockwise: the label's end sits under the axis.
+            Text::new(
+                r.label.clone(),
+                (x, y + 6),
+                style
+                    .transform(FontTransform::Rotate270)
+                    .pos(Pos::new(HPos::Right, VPos::Center)),
+            )
+        } else {
+            Text::new(
+                r.label.clone(),
+                (x, y + 8),
+                style.pos(Pos::new(HPos::Center, VPos::Top)),
+            )
+        };
+        chart_area.draw(&text)?;
     }
 
     for (i, r) in rows.iter().enumerate() {
@@ -173,19 +211,22 @@ fn draw<DB: DrawingBackend>(
             .flatten()
             .map(|t| t.tflops)
             .fold(0.0f64, f64::max);
+        // Only a non-zero price is written; the legend says unlabelled groups cost 0%.
         let price = match r.price_pct {
-            Some(p) if p.abs() < 0.05 => "price 0%".to_string(),
-            Some(p) => format!("price {p:+.1}%"),
-            None => "no bit-exact schedule".to_string(),
+            Some(p) if p.abs() < 0.05 => None,
+            Some(p) => Some((format!("{p:+.1}%"), 13)),
+            None => Some(("no exact".to_string(), 11)),
         };
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((x + 0.5, group_top))
-                + Text::new(
-                    price,
-                    (0, -8),
-                    label_font(14).pos(Pos::new(HPos::Center, VPos::Bottom)),
-                ),
-        ))?;
+        if let Some((price, size)) = price {
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((x + 0.5, group_top))
+                    + Text::new(
+                        price,
+                        (0, -6),
+                        label_font(size).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                    ),
+            ))?;
+        }
     }
 
     let mut legend = vec![
@@ -193,19 +234,62 @@ fn draw<DB: DrawingBackend>(
         LegendEntry::new(Mark::Bar(PASSING), "gate-passing (bit-exact)"),
         LegendEntry::new(Mark::Bar(OVERALL), "overall (split-K included)"),
         LegendEntry::new(Mark::Bar(CUBLAS), "cuBLAS"),
-        LegendEntry::new(Mark::None, "price = passing time / overall time − 1"),
+        LegendEntry::new(Mark::None, "price (on top) = passing time / overall − 1"),
+        LegendEntry::new(Mark::None, "unlabelled groups: price 0% (fastest is exact)"),
         LegendEntry::new(Mark::None, ""),
     ];
-    for r in rows.iter().take(7) {
-        legend.push(LegendEntry::new(Mark::Heading, r.shape.clone()));
-        for (what, t) in [("exact", &r.passing), ("any", &r.overall)] {
-            if let Some(t) = t {
-                legend.push(LegendEntry::new(
-                    Mark::None,
-                    format!("{what}: {}", super::short_name(&t.name)),
-                ));
-            }
+    // Schedules only where bit-exactness costs something: elsewhere both bars are the
+    // same kernel (the summary lists every shape).
+    let differ: Vec<&DeterminismRow> = rows
+        .iter()
+        .filter(|r| match (&r.passing, &r.overall) {
+            (Some(p), Some(o)) => p.name != o.name,
+            _ => true,
+        })
+        .collect();
+    let same = rows.len() - differ.len();
+    legend.push(LegendEntry::new(
+        Mark::Heading,
+        if differ.is_empty() {
+            "every shape: fastest is bit-exact".to_string()
+        } else {
+            "shapes where exact ≠ fastest".to_string()
+        },
+    ));
+    let mut room = super::legend_room(&legend).saturating_sub(1);
+    let mut left_out = 0;
+    for r in &differ {
+        let lines: Vec<String> = [("exact", &r.passing), ("any", &r.overall)]
+            .into_iter()
+            .map(|(what, t)| match t {
+                Some(t) => format!("{what}: {}", super::short_name(&t.name)),
+                None => format!("{what}: none timed"),
+            })
+            .collect();
+        if room < 1 + lines.len() + 1 {
+            left_out += 1;
+            continue;
         }
+        room -= 1 + lines.len();
+        let price = r
+            .price_pct
+            .map_or(String::new(), |p| format!(" (price {p:+.1}%)"));
+        legend.push(LegendEntry::new(Mark::None, format!("{}{price}", r.shape)));
+        for l in lines {
+            legend.push(LegendEntry::new(Mark::None, format!("   {l}")));
+        }
+    }
+    if left_out > 0 {
+        legend.push(LegendEntry::new(
+            Mark::None,
+            format!("… {left_out} more in {}", super::SUMMARY_MD),
+        ));
+    }
+    if same > 0 {
+        legend.push(LegendEntry::new(
+            Mark::None,
+            format!("{same} shape(s): same schedule (bit-exact)"),
+        ));
     }
     draw_legend(&legend_area, &legend)
 }

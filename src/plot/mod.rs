@@ -238,13 +238,38 @@ impl LegendEntry {
     }
 }
 
+/// First legend line's centre, from the top of the legend panel.
+const LEGEND_TOP: i32 = 70;
+/// Height of one legend line.
+const LEGEND_LINE: i32 = 22;
+/// Extra space after a heading line.
+const LEGEND_HEADING_GAP: i32 = 4;
+
+/// How many more plain (non-heading) lines fit below `entries` in a [`HEIGHT`]-tall legend
+/// panel, keeping half a line of margin at the bottom.
+pub(crate) fn legend_room(entries: &[LegendEntry]) -> usize {
+    let used: i32 = entries
+        .iter()
+        .map(|e| match e.mark {
+            Mark::Heading => LEGEND_LINE + LEGEND_HEADING_GAP,
+            _ => LEGEND_LINE,
+        })
+        .sum();
+    let left = HEIGHT as i32 - LEGEND_TOP - LEGEND_LINE / 2 - used;
+    if left < 0 {
+        0
+    } else {
+        (left / LEGEND_LINE) as usize + 1
+    }
+}
+
 /// Draws a legend panel: one entry per line, marker then text, from the top of `area`.
 pub(crate) fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[LegendEntry],
 ) -> Result<(), PlotError> {
-    const TOP: i32 = 70;
-    const LINE: i32 = 22;
+    const TOP: i32 = LEGEND_TOP;
+    const LINE: i32 = LEGEND_LINE;
     let text = label_font(14);
     let heading = label_font(17);
     let mut y = TOP;
@@ -289,7 +314,7 @@ pub(crate) fn draw_legend<DB: DrawingBackend>(
         ))?;
         y += LINE;
         if matches!(e.mark, Mark::Heading) {
-            y += 4;
+            y += LEGEND_HEADING_GAP;
         }
     }
     Ok(())

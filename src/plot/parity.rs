@@ -223,17 +223,33 @@ fn draw<DB: DrawingBackend>(
 
     legend.push(LegendEntry::new(Mark::None, ""));
     legend.push(LegendEntry::new(Mark::Heading, "tuned dispatch per shape"));
-    for p in data.tuned.iter().take(12) {
+    let baseline_note = (data.without_baseline > 0)
+        .then(|| format!("{} shape(s) without cuBLAS time", data.without_baseline));
+    // Every shape while they fit; otherwise as many as fit and a pointer to the summary.
+    let room = super::legend_room(&legend).saturating_sub(usize::from(baseline_note.is_some()));
+    let shown = if data.tuned.len() <= room {
+        data.tuned.len()
+    } else {
+        room.saturating_sub(1)
+    };
+    for p in data.tuned.iter().take(shown) {
         legend.push(LegendEntry::new(
             Mark::None,
             format!("{}: {:.3}×", p.shape, p.ratio),
         ));
     }
-    if data.without_baseline > 0 {
+    if shown < data.tuned.len() {
         legend.push(LegendEntry::new(
             Mark::None,
-            format!("{} shape(s) without cuBLAS time", data.without_baseline),
+            format!(
+                "… {} more in {}",
+                data.tuned.len() - shown,
+                super::SUMMARY_MD
+            ),
         ));
+    }
+    if let Some(note) = baseline_note {
+        legend.push(LegendEntry::new(Mark::None, note));
     }
     draw_legend(&legend_area, &legend)
 }

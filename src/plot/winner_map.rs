@@ -1,8 +1,11 @@
 //! Winner map: which schedule wins over an (M, N) grid at fixed K (the report's most common
 //! K). Measured where the run tuned a shape (the report's chosen schedule, filled markers),
-//! predicted elsewhere (the shipped cost model's first rank over a log grid of M and N from
-//! [`GRID_MIN`] to [`GRID_MAX`], hollow markers). One color per winning schedule for the
-//! [`TOP_COLORS`] most frequent winners, grey for the rest.
+//! predicted elsewhere (hollow markers): the shipped cost model's best *bit-exact* schedule
+//! (one that keeps the reduction order, split_k = 1; split-K can never pass the bit-exact
+//! gate and is never dispatched) over a log grid of M and N from [`GRID_MIN`] to
+//! [`grid_max`] (at least [`GRID_MAX`], extended so every tuned shape at K lies inside).
+//! One color per winning schedule for the [`TOP_COLORS`] most frequent winners, grey for
+//! the rest.
 
 use super::{
     GREY, LegendEntry, Mark, PlotError, draw_legend, label_font, palette, render_pair,
@@ -20,10 +23,26 @@ use std::path::{Path, PathBuf};
 
 /// Smallest M and N of the predicted grid.
 pub const GRID_MIN: u32 = 128;
-/// Largest M and N of the predicted grid.
+/// Largest M and N of the predicted grid, unless a tuned shape lies beyond it
+/// (see [`grid_max`]).
 pub const GRID_MAX: u32 = 16384;
-/// Grid points per axis (log-spaced: here every half octave).
+/// Grid points per axis from [`GRID_MIN`] to [`GRID_MAX`] (log-spaced: every half octave).
 pub const GRID_STEPS: usize = 15;
+
+/// Largest M and N of the predicted grid: [`GRID_MAX`], or the largest tuned M or N
+/// rounded up to a power of two when that is larger, so tuned shapes sit inside the grid.
+pub fn grid_max(tuned: impl IntoIterator<Item = u32>) -> u32 {
+    tuned
+        .into_iter()
+        .map(|v| v.max(1).checked_next_power_of_two().unwrap_or(1 << 31))
+        .fold(GRID_MAX, u32::max)
+}
+
+/// Points per axis for a half-octave log grid from [`GRID_MIN`] to `hi` (a power of two).
+pub fn grid_steps(hi: u32) -> usize {
+    let octaves = (hi.max(GRID_MIN) as f64 / GRID_MIN as f64).log2().round() as usize;
+    2 * octaves + 1
+}
 /// Winners that get their own color; the others are grey.
 pub const TOP_COLORS: usize = 8;
 
@@ -67,6 +86,8 @@ pub struct Winner {
 pub struct WinnerMap {
     pub k: u32,
     pub winners: Vec<Winner>,
+    /// Largest M and N of the predicted grid ([`grid_max`]).
+    pub grid_max: u32,
     /// Why there are no predictions, when there are none.
     pub note: Option<String>,
 }
@@ -89,7 +110,8 @@ impl WinnerMap {
     }
 }
 
-/// Measured winners at K plus the cost model's winners over the grid. The architecture
+/// Measured winners at K plus the cost model's best bit-exact schedule (split_k = 1) at
+/// every other grid point. The architecture
 /// comes from the report's provenance (its table, with the device's SM count, L2 size and
 /// clock when recorded); dtype and layout from the first shape at K.
 pub fn winner_map(report: &RunReport) -> WinnerMap {
@@ -114,6 +136,7 @@ pub fn winner_map(report: &RunReport) -> WinnerMap {
     let (dtype, layout) = at_k
         .first()
         .map_or((Dtype::Tf32, Layout::Tn), |s| (s.dtype, s.layout));
+    let hi = grid_max(winners.iter().flat_map(|w| [w.m, w.n]));
     let mut note = None;
     let p = &report.provenance;
     match Arch::by_name(&p.arch) {
@@ -125,7 +148,7 @@ pub fn winner_map(report: &RunReport) -> WinnerMap {
                 boost_clock_mhz: (p.sm_clock_mhz > 0.0).then_some(p.sm_clock_mhz),
                 ..Default::default()
             });
-            let grid = log_grid(GRID_MIN, GRID_MAX, GRID_STEPS);
+            let grid = log_grid(GRID_MIN, hi, grid_steps(hi));
             let shapes: Vec<Shape> = grid
                 .iter()
                 .flat_map(|&m| grid.iter().map(move |&n| Shape::new(m, n, k)))
@@ -133,7 +156,12 @@ pub fn winner_map(report: &RunReport) -> WinnerMap {
                 .collect();
             let ranked = CostModel::shipped().rank_many(&arch, dtype, layout, &shapes);
             for (shape, ranked) in shapes.iter().zip(ranked) {
-                if let Some(first) = ranked.first() {
+                // Split-K changes the reduction order: it never passes the bit-exact gate,
+                // so it is never dispatched and cannot be the predicted winner.
+                if let Some(first) = ranked
+                    .iter()
+                    .find(|r| !r.schedule.changes_reduction_order())
+                {
                     winners.push(Winner {
                         m: shape.m,
                         n: shape.n,
@@ -145,7 +173,12 @@ pub fn winner_map(report: &RunReport) -> WinnerMap {
         }
         Err(e) => note = Some(format!("no predictions: {e}")),
     }
-    WinnerMap { k, winners, note }
+    WinnerMap {
+        k,
+        winners,
+        grid_max: hi,
+        note,
+    }
 }
 
 pub(crate) fn render(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
@@ -184,7 +217,7 @@ fn draw<DB: DrawingBackend>(
         .winners
         .iter()
         .flat_map(|w| [w.m, w.n])
-        .chain([GRID_MAX])
+        .chain([GRID_MAX, map.grid_max])
         .max()
         .unwrap_or(GRID_MAX) as f64;
     let (lo, hi) = (lo / 1.3, hi * 1.3);
@@ -244,7 +277,9 @@ fn draw<DB: DrawingBackend>(
     let mut legend = vec![
         LegendEntry::new(Mark::Heading, "winner (marker style)"),
         LegendEntry::new(Mark::Filled(GREY), "measured: the run's chosen"),
-        LegendEntry::new(Mark::Hollow(GREY), "predicted: cost model's rank 1"),
+        LegendEntry::new(Mark::Hollow(GREY), "predicted: best bit-exact schedule"),
+        LegendEntry::new(Mark::None, "by the cost model (split_k = 1 only:"),
+        LegendEntry::new(Mark::None, "split-K never passes the gate)"),
         LegendEntry::new(Mark::None, ""),
         LegendEntry::new(Mark::Heading, "schedule (color; dtype omitted)"),
     ];

@@ -43,6 +43,26 @@ pub struct Inputs {
     pub workspace: DeviceBuffer,
 }
 
+/// Test hook for the tuner's fault isolation: `FORGE_TEST_INJECT=fault:NAME,hang:NAME` makes
+/// the worker run NAME on an unmapped A pointer (a real illegal-address fault that destroys the
+/// CUDA context) or stall before NAME's result (the watchdog's case).
+pub const INJECT_ENV: &str = "FORGE_TEST_INJECT";
+const BAD_POINTER: u64 = 0x1000;
+
+enum Injection {
+    Fault,
+    Hang,
+}
+
+fn injected(name: &str) -> Option<Injection> {
+    let spec = std::env::var(INJECT_ENV).ok()?;
+    spec.split(',').find_map(|item| match item.split_once(':') {
+        Some(("fault", n)) if n == name => Some(Injection::Fault),
+        Some(("hang", n)) if n == name => Some(Injection::Hang),
+        _ => None,
+    })
+}
+
 /// Number of input sets so that the rotated working set is at least twice the L2.
 pub fn input_sets(shape: &Shape, l2_bytes: u64) -> u32 {
     let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
@@ -267,6 +287,18 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             schedule: name.clone(),
         });
         let result = ensure_loaded(&gpu, &cache, &mut loaded, schedule, &shape).and_then(|_| {
+            match injected(name) {
+                Some(Injection::Fault) => {
+                    let lv = &loaded[&KernelVariant::new(schedule, &shape)];
+                    let p = lv.prepare(schedule, &shape, BAD_POINTER, inputs.b[0].ptr())?;
+                    lv.launch(&gpu.stream, &p, inputs.c[0].ptr(), inputs.workspace.ptr())?;
+                    gpu.stream.synchronize()?;
+                }
+                Some(Injection::Hang) => loop {
+                    std::thread::sleep(std::time::Duration::from_secs(3600));
+                },
+                None => {}
+            }
             let out = run_once(&gpu, &loaded, schedule, &shape, &inputs)?;
             let gate = gate::compare(&golden, &out);
             let lv = &loaded[&KernelVariant::new(schedule, &shape)];
