@@ -271,7 +271,9 @@ fn tune_survives_a_faulting_and_a_hanging_candidate() {
     let (faulty, hung) = (&picks[1], &picks[2]);
     let dir = std::env::temp_dir().join(format!("forge-gpu-fault-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_forge"))
+    // FORGE_BIN: where the test binary was copied to another machine, the build path is gone.
+    let bin = std::env::var("FORGE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_forge").into());
+    let out = std::process::Command::new(bin)
         .args([
             "tune",
             "--arch",
