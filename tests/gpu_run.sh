@@ -17,7 +17,7 @@ now() { date +%s%N; }
 secs() { echo "$(( ($2 - $1) / 1000000 ))ms"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/nvidia-smi.txt"
 if [ -x ./target/release/gpu_tests ]; then
-  FORGE_BIN=$PWD/$BIN ./target/release/gpu_tests --test-threads=1 > "$OUT/gpu_tests.txt" 2>&1
+  FORGE_BIN=$PWD/$BIN ./target/release/gpu_tests --test-threads=1 --nocapture > "$OUT/gpu_tests.txt" 2>&1
   grep -E "^test |test result|launch cost|fault isolation" "$OUT/gpu_tests.txt"
 fi
 t0=$(now)
