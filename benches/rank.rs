@@ -37,5 +37,10 @@ fn rank_100_shapes(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, rank_100_shapes);
+criterion_group! {
+    name = benches;
+    // No plots: criterion's plotters backend needs a system font, forge registers none.
+    config = Criterion::default().without_plots();
+    targets = rank_100_shapes
+}
 criterion_main!(benches);

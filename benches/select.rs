@@ -23,5 +23,10 @@ fn select(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, select);
+criterion_group! {
+    name = benches;
+    // No plots: criterion's plotters backend needs a system font, forge registers none.
+    config = Criterion::default().without_plots();
+    targets = select
+}
 criterion_main!(benches);

@@ -5,8 +5,8 @@
 //! # Selection rule for shapes not in the table
 //! 1. An entry with the same (dtype, layout, M, N, K): its schedule (`Exact`).
 //! 2. Otherwise the tuned entry of the same dtype and layout nearest in log space,
-//!    distance² = ln²(M/M') + ln²(N/N') + ln²(K/K'), whose schedule is valid for the new
-//!    shape on the profile's architecture (`Nearest`).
+//!    distance² = ln²(M/M') + ln²(N/N') + ln²(K/K'), whose schedule can run the new shape
+//!    ([`space::runnable`]: a TMA schedule needs K % 4 == 0) (`Nearest`).
 //! 3. Otherwise the canonical schedule, which is valid for every shape (`Canonical`).
 //!
 //! Every rule returns a schedule that passed the bit-exact gate or is the canonical one, so
@@ -327,9 +327,7 @@ impl Profile {
                 continue;
             }
             let d2: f64 = (0..3).map(|j| (dims[j] - wanted[j]).powi(2)).sum();
-            if best.is_none_or(|(_, b)| d2 < b)
-                && space::check(&self.arch, &self.schedules[i], shape).is_ok()
-            {
+            if best.is_none_or(|(_, b)| d2 < b) && space::runnable(&self.schedules[i], shape) {
                 best = Some((i, d2));
             }
         }

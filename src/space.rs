@@ -244,6 +244,14 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
     Ok(())
 }
 
+/// Whether a schedule that is valid for some shape on an architecture also computes `shape`
+/// correctly. Only the alignment rule depends on the shape (TMA needs 16-byte rows); the other
+/// shape-dependent rules of [`check`] prune wasteful schedules, not incorrect ones. Cheap
+/// enough for per-call dispatch.
+pub fn runnable(s: &Schedule, shape: &Shape) -> bool {
+    s.family != Family::Wgmma || shape.k.is_multiple_of(4)
+}
+
 /// Warps (mma_sync) or warpgroups (wgmma) must split the tile evenly.
 fn check_worker_layout(s: &Schedule) -> Result<(), Rejection> {
     match s.family {
