@@ -83,6 +83,32 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// An entry chosen by the cost model alone (nothing measured, gate unverified).
+    pub fn predicted(
+        dtype: Dtype,
+        layout: Layout,
+        shape: Shape,
+        schedule: &Schedule,
+        predicted_us: f64,
+    ) -> Entry {
+        Entry {
+            dtype,
+            layout,
+            m: shape.m,
+            n: shape.n,
+            k: shape.k,
+            schedule: schedule.name(),
+            predicted_us,
+            measured_us: None,
+            tflops: None,
+            cublas_us: None,
+            cublas_tflops: None,
+            ratio_vs_cublas: None,
+            gate: Gate::Unverified,
+            runners_up: vec![],
+        }
+    }
+
     pub fn shape(&self) -> Shape {
         Shape::new(self.m, self.n, self.k)
     }
@@ -381,22 +407,8 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn entry(shape: Shape, schedule: &str) -> Entry {
-        Entry {
-            dtype: Dtype::Tf32,
-            layout: Layout::Tn,
-            m: shape.m,
-            n: shape.n,
-            k: shape.k,
-            schedule: schedule.into(),
-            predicted_us: 10.0,
-            measured_us: None,
-            tflops: None,
-            cublas_us: None,
-            cublas_tflops: None,
-            ratio_vs_cublas: None,
-            gate: Gate::Unverified,
-            runners_up: vec![],
-        }
+        let schedule: Schedule = schedule.parse().unwrap();
+        Entry::predicted(Dtype::Tf32, Layout::Tn, shape, &schedule, 10.0)
     }
 
     const BIG: &str = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1";

@@ -106,44 +106,49 @@ fn rank_json_and_explain() {
 
 #[test]
 fn bad_shapes_and_arches_fail_cleanly() {
-    fails_with(
-        &["rank", "--arch", "sm_99", "--shapes", "D2048"],
-        "unknown architecture `sm_99`",
-    );
-    fails_with(
-        &["rank", "--arch", "sm_90a", "--shapes", "D0"],
-        "must be at least 1",
-    );
-    fails_with(
-        &["rank", "--arch", "sm_90a", "--shapes", "12x34"],
-        "`12x34` is not of the form",
-    );
-    fails_with(
-        &["rank", "--arch", "sm_90a", "--shapes", "-5x1x1"],
-        "`-5x1x1` is not of the form",
-    );
-    fails_with(
-        &["rank", "--arch", "sm_90a", "--shapes", "2147483648x1x1"],
-        "exceeds 2^31 - 1",
-    );
-    fails_with(
-        &["rank", "--arch", "sm_90a", "--shapes", ""],
-        "empty shape list",
-    );
-    fails_with(
-        &["tune", "--arch", "sm_99", "--shapes", "D64"],
-        "unknown architecture",
-    );
-    fails_with(
-        &["tune", "--arch", "sm_90a", "--shapes", "D0"],
-        "must be at least 1",
-    );
-    fails_with(
-        &[
-            "rank", "--arch", "sm_90a", "--shapes", "D64", "--dtype", "fp8",
-        ],
-        "unknown dtype",
-    );
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["rank", "--arch", "sm_99", "--shapes", "D2048"],
+            "unknown architecture `sm_99`",
+        ),
+        (
+            &["rank", "--arch", "sm_90a", "--shapes", "D0"],
+            "must be at least 1",
+        ),
+        (
+            &["rank", "--arch", "sm_90a", "--shapes", "12x34"],
+            "`12x34` is not of the form",
+        ),
+        (
+            &["rank", "--arch", "sm_90a", "--shapes", "-5x1x1"],
+            "`-5x1x1` is not of the form",
+        ),
+        (
+            &["rank", "--arch", "sm_90a", "--shapes", "2147483648x1x1"],
+            "exceeds 2^31 - 1",
+        ),
+        (
+            &["rank", "--arch", "sm_90a", "--shapes", ""],
+            "empty shape list",
+        ),
+        (
+            &["tune", "--arch", "sm_99", "--shapes", "D64"],
+            "unknown architecture",
+        ),
+        (
+            &["tune", "--arch", "sm_90a", "--shapes", "D0"],
+            "must be at least 1",
+        ),
+        (
+            &[
+                "rank", "--arch", "sm_90a", "--shapes", "D64", "--dtype", "fp8",
+            ],
+            "unknown dtype",
+        ),
+    ];
+    for (args, needle) in cases {
+        fails_with(args, needle);
+    }
 }
 
 fn tune_model_only(dir: &Path, extra: &[&str]) -> Output {

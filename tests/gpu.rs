@@ -8,7 +8,7 @@ use forge::device::kernel::LoadedVariant;
 use forge::dispatch::Dispatcher;
 use forge::gate::{self, POISON_BITS};
 use forge::kernel_source::KernelVariant;
-use forge::profile::{Entry, Gate, Metadata, Profile};
+use forge::profile::{Entry, Metadata, Profile};
 use forge::reference::{self, TENSOR_A, TENSOR_B};
 use forge::report::Verdict;
 use forge::schedule::{Dtype, Layout, Schedule};
@@ -154,22 +154,13 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     let chosen = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1";
     let mut meta = Metadata::now(&gpu.info.arch, Dtype::Tf32, false);
     meta.device_name = gpu.info.name.clone();
-    let entry = Entry {
-        dtype: Dtype::Tf32,
-        layout: Layout::Tn,
-        m: tuned.m,
-        n: tuned.n,
-        k: tuned.k,
-        schedule: chosen.into(),
-        predicted_us: 0.0,
-        measured_us: None,
-        tflops: None,
-        cublas_us: None,
-        cublas_tflops: None,
-        ratio_vs_cublas: None,
-        gate: Gate::Unverified,
-        runners_up: vec![],
-    };
+    let entry = Entry::predicted(
+        Dtype::Tf32,
+        Layout::Tn,
+        tuned,
+        &chosen.parse().unwrap(),
+        0.0,
+    );
     let p = Profile::new(meta, vec![entry]).unwrap();
     let d = Dispatcher::new(p, &gpu, cache.dir()).unwrap();
     for shape in [

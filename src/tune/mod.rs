@@ -172,25 +172,18 @@ fn tune_model_only(
         let Some(best) = exact.first() else {
             bail!("no valid schedule for {shape} on {}", arch.name);
         };
-        entries.push(Entry {
-            dtype: opts.dtype,
-            layout: opts.layout,
-            m: shape.m,
-            n: shape.n,
-            k: shape.k,
-            schedule: best.schedule.name(),
-            predicted_us: best.prediction.time_us,
-            measured_us: None,
-            tflops: None,
-            cublas_us: None,
-            cublas_tflops: None,
-            ratio_vs_cublas: None,
-            gate: Gate::Unverified,
-            runners_up: exact[1..exact.len().min(4)]
-                .iter()
-                .map(|r| r.schedule.name())
-                .collect(),
-        });
+        let mut entry = Entry::predicted(
+            opts.dtype,
+            opts.layout,
+            *shape,
+            &best.schedule,
+            best.prediction.time_us,
+        );
+        entry.runners_up = exact[1..exact.len().min(4)]
+            .iter()
+            .map(|r| r.schedule.name())
+            .collect();
+        entries.push(entry);
         report.shapes.push(ShapeReport {
             shape: *shape,
             dtype: opts.dtype,
