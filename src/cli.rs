@@ -250,11 +250,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Plot { run_dir, out } => {
             let report = crate::report::RunReport::load(&run_dir)?;
             let out = out.unwrap_or(run_dir);
-            let files = crate::plot::render_all(&report, &out)?;
-            let summary = crate::summary::summary_markdown(&report);
-            let summary_path = out.join("summary.md");
-            crate::profile::write_atomically(&summary_path, summary.as_bytes())?;
-            for f in files.iter().chain(std::iter::once(&summary_path)) {
+            for f in crate::plot::render_all(&report, &out)? {
                 println!("{}", f.display());
             }
             Ok(())

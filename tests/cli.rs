@@ -189,6 +189,12 @@ fn tune_without_gpu_writes_a_cost_model_profile() {
     assert!(text_p.contains("measured = false"), "{text_p}");
     let p = forge::profile::Profile::load(&profile).unwrap();
     assert_eq!(p.entries.len(), 2);
+    let summary = std::fs::read_to_string(dir.join("run/summary.md")).unwrap();
+    assert!(summary.contains("4096x4096x4096"), "{summary}");
+    assert!(
+        !dir.join("run/parity.png").exists(),
+        "nothing measured, nothing drawn"
+    );
     let o = forge(&[
         "select",
         "--profile",

@@ -220,6 +220,9 @@ fn tune_model_only(
         ))
     });
     write_report(&run_dir, &report)?;
+    if opts.plots {
+        write_summary_and_plots(&run_dir, &report)?;
+    }
     eprintln!(
         "wrote {} (measured = false) and {}",
         profile_path.display(),
@@ -263,6 +266,19 @@ fn provenance(
             String::new()
         },
     }
+}
+
+/// Writes the plots and summary.md; a cost-model-only report gets the summary alone.
+fn write_summary_and_plots(run_dir: &Path, report: &RunReport) -> anyhow::Result<()> {
+    match crate::plot::render_all(report, run_dir) {
+        Ok(_) => {}
+        Err(crate::plot::PlotError::NothingMeasured) => {
+            let summary = crate::summary::summary_markdown(report);
+            profile::write_atomically(&run_dir.join(crate::plot::SUMMARY_MD), summary.as_bytes())?;
+        }
+        Err(e) => eprintln!("plots not drawn: {e}"),
+    }
+    Ok(())
 }
 
 /// Writes report.json and report.csv atomically.
@@ -779,11 +795,7 @@ fn tune_measured(
     });
     write_profile(&profile_path, metadata(opts, Some(info), true), entries)?;
     if opts.plots {
-        let summary = crate::summary::summary_markdown(&report);
-        profile::write_atomically(&run_dir.join("summary.md"), summary.as_bytes())?;
-        if let Err(e) = crate::plot::render_all(&report, &run_dir) {
-            eprintln!("plots not drawn: {e}");
-        }
+        write_summary_and_plots(&run_dir, &report)?;
     }
     eprintln!("wrote {} and {}", profile_path.display(), run_dir.display());
     Ok(TuneOutcome {
