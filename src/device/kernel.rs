@@ -167,19 +167,23 @@ impl LoadedVariant {
         let mut ws = workspace;
         let (mut a, mut b) = (p.a, p.b);
         let (mut map_a, mut map_b) = p.maps.unwrap_or((TensorMap([0; 16]), TensorMap([0; 16])));
-        let mut args: Vec<*mut c_void> = match self.variant.family {
-            Family::MmaSync => vec![
+        let (op_a, op_b): (*mut c_void, *mut c_void) = match self.variant.family {
+            Family::MmaSync => (
                 &mut a as *mut u64 as *mut c_void,
                 &mut b as *mut u64 as *mut c_void,
-            ],
-            Family::Wgmma => vec![
+            ),
+            Family::Wgmma => (
                 &mut map_a as *mut TensorMap as *mut c_void,
                 &mut map_b as *mut TensorMap as *mut c_void,
-            ],
+            ),
         };
-        args.push(&mut c as *mut u64 as *mut c_void);
-        args.push(&mut ws as *mut u64 as *mut c_void);
-        args.push(&mut params as *mut ForgeParams as *mut c_void);
+        let mut args: [*mut c_void; 5] = [
+            op_a,
+            op_b,
+            &mut c as *mut u64 as *mut c_void,
+            &mut ws as *mut u64 as *mut c_void,
+            &mut params as *mut ForgeParams as *mut c_void,
+        ];
         // Clustered kernels declare `__cluster_dims__` at compile time (a launch attribute
         // would conflict with it); the grid is a whole number of clusters.
         let config = sys::CUlaunchConfig {

@@ -40,6 +40,7 @@ pub struct DeviceInfo {
     pub smem_per_sm: u32,
     pub sm_clock_mhz: f64,
     pub memory_bandwidth_gbs: f64,
+    /// The CUDA version the driver supports (`cuDriverGetVersion`), e.g. "13.0".
     pub driver_version: String,
     pub nvrtc_version: String,
     pub total_memory: u64,
