@@ -99,13 +99,13 @@ impl Arch {
         })
     }
 
-    /// The architecture table for a device of compute capability `major.minor`.
-    pub fn for_compute_capability(major: u32, minor: u32) -> Result<Arch, ArchError> {
-        let name = match (major, minor) {
+    /// The NVRTC target forge compiles for on a device of compute capability
+    /// `major.minor`: Hopper gets `sm_90a` (wgmma and setmaxnreg need the `a` target).
+    pub fn target_name(major: u32, minor: u32) -> String {
+        match (major, minor) {
             (9, 0) => "sm_90a".to_string(),
             (ma, mi) => format!("sm_{ma}{mi}"),
-        };
-        Arch::by_name(&name)
+        }
     }
 
     /// This table with the device's measured properties applied.

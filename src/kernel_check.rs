@@ -38,18 +38,37 @@ pub fn variants(arch: &Arch) -> Vec<KernelVariant> {
     out
 }
 
+/// Compiles (or reads from the cache) one variant and accepts it only if ptxas reports no
+/// spills and no warnings. The tuner and [`check_all`] both decide with this.
+pub fn compile_clean(
+    cache: &KernelCache,
+    variant: &KernelVariant,
+    arch: &str,
+) -> Result<PtxasReport, String> {
+    let (compiled, _) = cache
+        .get_or_compile(&variant.label(), &variant.source(), arch)
+        .map_err(|e| e.to_string())?;
+    let p = PtxasReport::parse(&compiled.log, GEMM_ENTRY);
+    if p.clean() {
+        Ok(p)
+    } else {
+        Err(format!(
+            "ptxas: {} regs, {} B spill stores, {} B spill loads, {} B stack; {}",
+            p.registers,
+            p.spill_stores,
+            p.spill_loads,
+            p.stack_frame,
+            p.warnings.join("; ")
+        ))
+    }
+}
+
 pub fn check_all(arch: &Arch) -> anyhow::Result<CheckReport> {
     let cache = KernelCache::new(&cache::default_dir())?;
     let vs = variants(arch);
     let results: Vec<(String, Result<PtxasReport, String>)> = vs
         .par_iter()
-        .map(|v| {
-            let r = cache
-                .get_or_compile(&v.label(), &v.source(), &arch.name)
-                .map(|(c, _)| PtxasReport::parse(&c.log, GEMM_ENTRY))
-                .map_err(|e| e.to_string());
-            (v.label(), r)
-        })
+        .map(|v| (v.label(), compile_clean(&cache, v, &arch.name)))
         .collect();
     let mut report = CheckReport {
         total: results.len(),
@@ -59,20 +78,12 @@ pub fn check_all(arch: &Arch) -> anyhow::Result<CheckReport> {
     };
     for (label, r) in results {
         match r {
-            Ok(p) if p.clean() => {
+            Ok(p) => {
                 report.clean += 1;
                 report
                     .lines
                     .push(format!("{label:<52} {:>3} regs, 0 spills", p.registers));
             }
-            Ok(p) => report.failed.push(format!(
-                "{label}: {} regs, {} B spill stores, {} B spill loads, {} B stack; {}",
-                p.registers,
-                p.spill_stores,
-                p.spill_loads,
-                p.stack_frame,
-                p.warnings.join("; ")
-            )),
             Err(e) => report.failed.push(format!("{label}: {e}")),
         }
     }

@@ -48,14 +48,6 @@ impl DeviceBuffer {
         unsafe { result::memcpy_dtoh_sync(&mut out, self.ptr) }?;
         Ok(out)
     }
-
-    /// Copies host values into the buffer (synchronous).
-    pub fn copy_from_host(&self, values: &[f32]) -> Result<(), DeviceError> {
-        assert!(values.len() <= self.len, "host slice larger than buffer");
-        self.ctx.bind_to_thread()?;
-        unsafe { result::memcpy_htod_sync(self.ptr, values) }?;
-        Ok(())
-    }
 }
 
 impl Drop for DeviceBuffer {

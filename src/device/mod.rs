@@ -107,10 +107,7 @@ fn query(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, DeviceError> {
     let attr = |a: A| ctx.attribute(a).map(|v| v as i64);
     let (major, minor) = ctx.compute_capability()?;
     let (major, minor) = (major as u32, minor as u32);
-    let arch = match (major, minor) {
-        (9, 0) => "sm_90a".to_string(),
-        (ma, mi) => format!("sm_{ma}{mi}"),
-    };
+    let arch = Arch::target_name(major, minor);
     let mem_clock_khz = attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as f64;
     let bus_bits = attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as f64;
     let mut driver = 0i32;

@@ -9,8 +9,8 @@ use crate::cost_model::{CostModel, Ranked};
 use crate::device::cache::KernelCache;
 use crate::device::cublas::CUBLAS_MODE;
 use crate::device::timing::TimingConfig;
-use crate::device::{self, DeviceInfo, Gpu, nvrtc::PtxasReport};
-use crate::kernel_source::{GEMM_ENTRY, KernelVariant};
+use crate::device::{DeviceInfo, Gpu};
+use crate::kernel_source::KernelVariant;
 use crate::profile::{self, Entry, Gate, Metadata, Profile};
 use crate::report::{
     Candidate, GateResult, Provenance, REPORT_CSV, REPORT_JSON, RunReport, ShapeReport, Status,
@@ -389,25 +389,9 @@ fn compile_all(
     let failures: HashMap<KernelVariant, String> = variants
         .par_iter()
         .filter_map(|v| {
-            let result = cache.get_or_compile(&v.label(), &v.source(), arch);
+            let result = crate::kernel_check::compile_clean(cache, v, arch);
             pb.inc(1);
-            match result {
-                Err(e) => Some((*v, e.to_string())),
-                Ok((compiled, _)) => {
-                    let r = PtxasReport::parse(&compiled.log, GEMM_ENTRY);
-                    (!r.clean()).then(|| {
-                        (
-                            *v,
-                            format!(
-                                "ptxas: {} B spill stores, {} B spill loads; {}",
-                                r.spill_stores,
-                                r.spill_loads,
-                                r.warnings.join("; ")
-                            ),
-                        )
-                    })
-                }
-            }
+            result.err().map(|reason| (*v, reason))
         })
         .collect();
     pb.finish_with_message(format!("{} failed", failures.len()));
@@ -857,9 +841,4 @@ fn print_shape(s: &ShapeReport) {
         ),
         None => eprintln!("{}: no gate-passing candidate was measured", s.shape),
     }
-}
-
-/// Opens the device and returns its description (for `forge info`-like uses and tests).
-pub fn probe() -> Result<DeviceInfo, device::DeviceError> {
-    Gpu::open(0).map(|g| g.info)
 }
