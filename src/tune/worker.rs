@@ -6,8 +6,8 @@ use super::protocol::{Event, HEAD_TO_HEAD_ROUNDS, Job, measurement};
 use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::cublas::Cublas;
-use crate::device::kernel::LoadedVariant;
-use crate::device::timing::time_kernel;
+use crate::device::kernel::{LoadedVariant, Prepared};
+use crate::device::timing::{TimingConfig, time_kernel};
 use crate::device::{DeviceError, Gpu};
 use crate::gate::{self, POISON_BITS};
 use crate::kernel_source::KernelVariant;
@@ -15,7 +15,7 @@ use crate::reference::{self, TENSOR_A, TENSOR_B};
 use crate::report::{GateResult, ReferenceCheck, Status};
 use crate::schedule::Schedule;
 use crate::shape::Shape;
-use crate::stats::summarize;
+use crate::stats::{Summary, summarize};
 use cudarc::driver::{CudaFunction, CudaModule, sys};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -214,39 +214,19 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             )));
         }
         let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
-        let prepared: Vec<_> = (0..sets as usize)
-            .map(|s| lv.prepare(&schedule, &shape, inputs.a[s].ptr(), inputs.b[s].ptr()))
-            .collect::<Result<_, _>>()?;
+        let plans = plans(lv, &schedule, &shape, &inputs)?;
         let mut round_cfg = job.timing.clone();
         round_cfg.max_seconds = (job.timing.max_seconds / 2.0).max(0.2);
         let (mut own, mut cub) = (Vec::new(), Vec::new());
         for round in 0..HEAD_TO_HEAD_ROUNDS {
-            let time_own = || {
-                time_kernel(&gpu, sets as usize, &round_cfg, |s| {
-                    lv.launch(
-                        &gpu.stream,
-                        &prepared[s],
-                        inputs.c[s].ptr(),
-                        inputs.workspace.ptr(),
-                    )
-                })
-            };
-            let time_cublas = || {
-                time_kernel(&gpu, sets as usize, &round_cfg, |s| {
-                    cublas.gemm(
-                        &shape,
-                        inputs.a[s].ptr(),
-                        inputs.b[s].ptr(),
-                        inputs.c[s].ptr(),
-                    )
-                })
-            };
+            let time_own = || time_plans(&gpu, lv, &plans, &inputs, &round_cfg);
+            let time_cub = || time_cublas(&gpu, &cublas, &shape, &inputs, &round_cfg);
             // Alternate which goes first, so clock drift favours neither.
             if round % 2 == 0 {
                 own.extend(time_own()?.1);
-                cub.extend(time_cublas()?.1);
+                cub.extend(time_cub()?.1);
             } else {
-                cub.extend(time_cublas()?.1);
+                cub.extend(time_cub()?.1);
                 own.extend(time_own()?.1);
             }
         }
@@ -268,14 +248,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             inputs.c[0].ptr(),
         )?;
         let gate = gate::compare(&golden, &inputs.c[0].to_host(&gpu.stream)?);
-        let (summary, _) = time_kernel(&gpu, sets as usize, &job.timing, |s| {
-            cublas.gemm(
-                &shape,
-                inputs.a[s].ptr(),
-                inputs.b[s].ptr(),
-                inputs.c[s].ptr(),
-            )
-        })?;
+        let (summary, _) = time_cublas(&gpu, &cublas, &shape, &inputs, &job.timing)?;
         emit(&Event::Cublas {
             measurement: measurement(&summary, flops),
             gate,
@@ -302,17 +275,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             let out = run_once(&gpu, &loaded, schedule, &shape, &inputs)?;
             let gate = gate::compare(&golden, &out);
             let lv = &loaded[&KernelVariant::new(schedule, &shape)];
-            let prepared: Vec<_> = (0..sets as usize)
-                .map(|s| lv.prepare(schedule, &shape, inputs.a[s].ptr(), inputs.b[s].ptr()))
-                .collect::<Result<_, _>>()?;
-            let (summary, _) = time_kernel(&gpu, sets as usize, &job.timing, |s| {
-                lv.launch(
-                    &gpu.stream,
-                    &prepared[s],
-                    inputs.c[s].ptr(),
-                    inputs.workspace.ptr(),
-                )
-            })?;
+            let plans = plans(lv, schedule, &shape, &inputs)?;
+            let (summary, _) = time_plans(&gpu, lv, &plans, &inputs, &job.timing)?;
             Ok((gate, summary))
         });
         match result {
@@ -346,6 +310,57 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     }
     emit(&Event::Done);
     Ok(())
+}
+
+/// One launch plan per input set (tensor maps encoded once, outside the timed region).
+fn plans(
+    lv: &LoadedVariant,
+    schedule: &Schedule,
+    shape: &Shape,
+    inputs: &Inputs,
+) -> Result<Vec<Prepared>, DeviceError> {
+    inputs
+        .a
+        .iter()
+        .zip(&inputs.b)
+        .map(|(a, b)| lv.prepare(schedule, shape, a.ptr(), b.ptr()))
+        .collect()
+}
+
+/// Times a loaded schedule, rotating over the input sets.
+fn time_plans(
+    gpu: &Gpu,
+    lv: &LoadedVariant,
+    plans: &[Prepared],
+    inputs: &Inputs,
+    cfg: &TimingConfig,
+) -> Result<(Summary, Vec<f64>), DeviceError> {
+    time_kernel(gpu, plans.len(), cfg, |s| {
+        lv.launch(
+            &gpu.stream,
+            &plans[s],
+            inputs.c[s].ptr(),
+            inputs.workspace.ptr(),
+        )
+    })
+}
+
+/// Times cuBLAS on the same buffers and rotation.
+fn time_cublas(
+    gpu: &Gpu,
+    cublas: &Cublas,
+    shape: &Shape,
+    inputs: &Inputs,
+    cfg: &TimingConfig,
+) -> Result<(Summary, Vec<f64>), DeviceError> {
+    time_kernel(gpu, inputs.a.len(), cfg, |s| {
+        cublas.gemm(
+            shape,
+            inputs.a[s].ptr(),
+            inputs.b[s].ptr(),
+            inputs.c[s].ptr(),
+        )
+    })
 }
 
 pub fn ensure_loaded(
