@@ -48,6 +48,19 @@ fn inputs(gpu: &Gpu, util: &Util, shape: &Shape, seed: u64) -> Inputs {
     }
 }
 
+/// Loads the canonical schedule into `loaded` and returns its output C₀ on input set 0.
+fn golden(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    loaded: &mut HashMap<KernelVariant, LoadedVariant>,
+    shape: &Shape,
+    ins: &Inputs,
+) -> Vec<f32> {
+    let canonical = Schedule::canonical(Dtype::Tf32);
+    ensure_loaded(gpu, cache, loaded, &canonical, shape).unwrap();
+    run_once(gpu, loaded, &canonical, shape, ins).unwrap()
+}
+
 /// ‖C − ref‖/‖ref‖ over sampled elements.
 fn reference_error(out: &[f32], shape: &Shape, seed: u64) -> f64 {
     let (mut d2, mut r2) = (0f64, 0f64);
@@ -90,9 +103,7 @@ fn every_family_matches_fp64_and_the_gate_sorts_them() {
     ] {
         let ins = inputs(&gpu, &util, &shape, SEED);
         let mut loaded = HashMap::new();
-        let canonical = Schedule::canonical(Dtype::Tf32);
-        ensure_loaded(&gpu, &cache, &mut loaded, &canonical, &shape).unwrap();
-        let golden = run_once(&gpu, &loaded, &canonical, &shape, &ins).unwrap();
+        let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
         let err = reference_error(&golden, &shape, SEED);
         assert!(
             err < reference::TF32_TOLERANCE,
@@ -163,6 +174,11 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     );
     let p = Profile::new(meta, vec![entry]).unwrap();
     let d = Dispatcher::new(p, &gpu, cache.dir()).unwrap();
+    let dispatch = |shape: &Shape, ins: &Inputs| {
+        let (a, b, c) = (ins.a[0].ptr(), ins.b[0].ptr(), ins.c[0].ptr());
+        d.gemm(&gpu.stream, shape.m, shape.n, shape.k, a, b, c)
+            .unwrap()
+    };
     for shape in [
         tuned,
         Shape::new(1000, 1000, 1000),
@@ -170,20 +186,9 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     ] {
         let ins = inputs(&gpu, &util, &shape, SEED);
         let mut loaded = HashMap::new();
-        let canonical = Schedule::canonical(Dtype::Tf32);
-        ensure_loaded(&gpu, &cache, &mut loaded, &canonical, &shape).unwrap();
-        let golden = run_once(&gpu, &loaded, &canonical, &shape, &ins).unwrap();
+        let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
         ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
-        d.gemm(
-            &gpu.stream,
-            shape.m,
-            shape.n,
-            shape.k,
-            ins.a[0].ptr(),
-            ins.b[0].ptr(),
-            ins.c[0].ptr(),
-        )
-        .unwrap();
+        dispatch(&shape, &ins);
         let out = ins.c[0].to_host(&gpu.stream).unwrap();
         let g = gate::compare(&golden, &out);
         eprintln!(
@@ -219,16 +224,7 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
         gpu.stream.synchronize().unwrap();
         let t = std::time::Instant::now();
         for _ in 0..n {
-            d.gemm(
-                &gpu.stream,
-                shape.m,
-                shape.n,
-                shape.k,
-                ins.a[0].ptr(),
-                ins.b[0].ptr(),
-                ins.c[0].ptr(),
-            )
-            .unwrap();
+            dispatch(&shape, &ins);
         }
         let disp_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
         gpu.stream.synchronize().unwrap();
