@@ -21,6 +21,9 @@
 #ifndef FORGE_SPLITK
 #define FORGE_SPLITK 0
 #endif
+#ifndef FORGE_CHAINED_TAIL
+#define FORGE_CHAINED_TAIL 0
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // ABI structs (layout shared with the Rust host: keep in sync with src/device/).
@@ -30,7 +33,8 @@ struct ForgeParams {
     int group;     // swizzle band height in tiles (>= 1)
     int raster_n;  // 1: bands of tile-rows walked along n; 0: m and n swapped
     int splits;    // split-K count (>= 1); only read when FORGE_SPLITK == 1
-};                 // 24 bytes, passed by value
+    int tail_pieces;  // K pieces per tail tile (>= 1); only read when FORGE_CHAINED_TAIL == 1
+};                 // 28 bytes, passed by value
 
 struct alignas(64) ForgeTensorMap {
     unsigned long long opaque[16];  // a CUtensorMap encoded by the host
@@ -41,6 +45,8 @@ struct ForgeWork {
     int tm, tn;               // cluster tile row / CTA tile column
     int split;                // split-K index s
     int kt_begin, kt_end;     // k-tile range [kt_begin, kt_end), kt_end >= kt_begin (may be empty)
+    int chain;                // chained tail: tail tile r whose accumulators are handed on; else -1
+    int piece, pieces;        // piece j of q along K (0 and 1 for a whole tile)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -108,6 +114,9 @@ __device__ __forceinline__ ForgeWork forge_work_unit(const ForgeParams& p, int u
     w.split = u / tiles;
     forge_swizzle(u % tiles, tiles_m, tiles_n, p.group, p.raster_n, w.tm, w.tn);
     forge_k_range(p, splits, w.split, w.kt_begin, w.kt_end);
+    w.chain = -1;
+    w.piece = 0;
+    w.pieces = 1;
     return w;
 }
 
@@ -120,6 +129,78 @@ __device__ __forceinline__ int forge_col0(const ForgeWork& w) { return w.tn * FO
 // Unit loop: unit = blockIdx.x / CLUSTER; persistent kernels step by gridDim.x / CLUSTER.
 __device__ __forceinline__ int forge_first_unit() { return (int)(blockIdx.x / FORGE_CLUSTER); }
 __device__ __forceinline__ int forge_unit_stride() { return (int)(gridDim.x / FORGE_CLUSTER); }
+
+// ---------------------------------------------------------------------------------------------
+// Chained tail (FORGE_CHAINED_TAIL, ABI.md "Chained tail"): grid G CTAs, tiles = W·G + R.
+// CTA c runs, wave by wave: whole tile w·G + c (w < W), then, for w < q, piece w of tail tile
+// r = (c − w·R) mod G if r < R. Piece w covers k-tiles [w·kt/q, (w+1)·kt/q) of tile W·G + r and
+// starts from the accumulators piece w−1 left in the workspace, so each element still adds its
+// k8 products in increasing K order into one accumulator.
+// ---------------------------------------------------------------------------------------------
+#define FORGE_CHAIN_FLAG_WORDS 1024  // workspace: flags[1024] (u32), then R partial tiles
+
+struct ForgeTail {
+    int grid, waves, rem, pieces, k_tiles;
+};
+
+__device__ __forceinline__ ForgeTail forge_tail(const ForgeParams& p) {
+    ForgeTail t;
+    const int tiles = forge_tiles(p);
+    t.grid = (int)gridDim.x;
+    t.waves = tiles / t.grid;
+    t.rem = tiles % t.grid;
+    t.k_tiles = forge_k_tiles(p);
+    int q = forge_imax(p.tail_pieces, 1);
+    if (t.rem == 0 || t.waves == 0 || t.rem > FORGE_CHAIN_FLAG_WORDS) q = 1;
+    t.pieces = forge_imin(q, forge_imin(forge_imax(t.waves, 1), forge_imax(t.k_tiles, 1)));
+    return t;
+}
+
+// Slot 2w: whole tile of wave w; slot 2w+1: tail piece of wave w. False when the slot is empty.
+__device__ __forceinline__ bool forge_tail_unit(const ForgeParams& p, const ForgeTail& t, int c,
+                                                int slot, ForgeWork& w) {
+    const int wave = slot >> 1;
+    int tile;
+    w.split = 0;
+    if ((slot & 1) == 0) {
+        if (wave >= t.waves) return false;
+        tile = wave * t.grid + c;
+        w.chain = -1;
+        w.piece = 0;
+        w.pieces = 1;
+        w.kt_begin = 0;
+        w.kt_end = t.k_tiles;
+    } else {
+        if (t.rem == 0 || wave >= t.pieces) return false;
+        const int r = ((c - (wave * t.rem) % t.grid) % t.grid + t.grid) % t.grid;
+        if (r >= t.rem) return false;
+        tile = t.waves * t.grid + r;
+        w.chain = t.pieces > 1 ? r : -1;
+        w.piece = wave;
+        w.pieces = t.pieces;
+        w.kt_begin = wave * t.k_tiles / t.pieces;
+        w.kt_end = (wave + 1) * t.k_tiles / t.pieces;
+    }
+    forge_swizzle(tile, forge_tiles_m(p), forge_tiles_n(p), p.group, p.raster_n, w.tm, w.tn);
+    return true;
+}
+
+// Calls f(work) for every unit this CTA owns, in order (producer and consumers agree).
+template <class F>
+__device__ __forceinline__ void forge_for_each_unit(const ForgeParams& p, F&& f) {
+#if FORGE_CHAINED_TAIL
+    const ForgeTail t = forge_tail(p);
+    const int slots = 2 * forge_imax(t.waves, t.pieces);
+    for (int slot = 0; slot < slots; ++slot) {
+        ForgeWork w;
+        if (forge_tail_unit(p, t, (int)blockIdx.x, slot, w)) f(w);
+    }
+#else
+    const int units = forge_units(p);
+    const int stride = FORGE_PERSISTENT ? forge_unit_stride() : units;
+    for (int u = forge_first_unit(); u < units; u += stride) f(forge_work_unit(p, u));
+#endif
+}
 
 // Where a unit's M×N result goes: C when not split, else its split's slice of the workspace
 // (workspace[s·M·N + m·N + n]).

@@ -13,6 +13,9 @@
 //   full[s]  (count 1)   producer arrive.expect_tx; completed by the TMA bytes of stage s.
 //   empty[s]             one arrive per consumer warp of every CTA in the cluster, sent once the
 //                        wgmmas that read stage s have completed (wgmma.wait_group).
+// Chained tail (FORGE_CHAINED_TAIL): units come from forge_for_each_unit (common.cuh); a tail
+// piece starts from the previous piece's accumulators (fwg_chain_load) and, unless it is the
+// last, hands its own on (fwg_chain_store) instead of storing C. See ABI.md "Chained tail".
 // Cluster 2: both CTAs share tn and take consecutive BM tiles; each loads half of B's box and
 // multicasts it to both, so empty[s] collects both CTAs' consumer warps.
 //
@@ -55,6 +58,9 @@ static_assert(FWG_BN == 64 || FWG_BN == 96 || FWG_BN == 128 || FWG_BN == 160 || 
 static_assert(FWG_MB * FWG_ACC <= 128, "wgmma_tf32: more than 128 accumulators per thread");
 static_assert((FWG_BN / FWG_CL) % 8 == 0, "wgmma_tf32: B multicast slice must be whole 8-row atoms");
 static_assert(FWG_ST >= 2 && FWG_ST <= 8, "wgmma_tf32: FORGE_STAGES is 2..8");
+static_assert(!FORGE_CHAINED_TAIL || (FWG_CL == 1 && !FORGE_SPLITK && FORGE_PERSISTENT),
+              "wgmma_tf32: a chained tail is persistent, cluster 1, no split-K");
+#define FWG_CT (128 * FWG_WG)            // consumer threads
 
 // ---------------------------------------------------------------------------------------------
 // PTX helpers
@@ -145,6 +151,64 @@ __device__ __forceinline__ void fwg_wgmma_wait() {
 }
 // Keep the compiler from moving accumulator accesses across wgmma fence/commit/wait.
 __device__ __forceinline__ void fwg_fence_reg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// Consumer warpgroups only (the producer never joins): named barrier 1.
+__device__ __forceinline__ void fwg_consumer_sync() {
+    asm volatile("bar.sync 1, %0;" ::"n"(FWG_CT) : "memory");
+}
+
+// Chained tail hand-off (common.cuh): flags[r] counts the pieces of tail tile r done so far.
+// Partial tile r: FWG_CT threads × (FWG_MB·FWG_ACC) f32, stored float4-interleaved by thread.
+__device__ __forceinline__ float* fwg_chain_partial(float* workspace, int r) {
+    return workspace + FORGE_CHAIN_FLAG_WORDS + (long long)r * (FWG_BM * FWG_BN);
+}
+__device__ __forceinline__ void fwg_chain_load(float (&acc)[FWG_MB][FWG_ACC], float* workspace,
+                                               const ForgeWork& w, int ct) {
+    unsigned* flag = reinterpret_cast<unsigned*>(workspace) + w.chain;
+    if (ct == 0) {
+        unsigned seen;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(flag) : "memory");
+        } while (seen != (unsigned)w.piece);
+        // The last piece is the chain's only remaining reader: leave the flag at 0 for the
+        // next launch (stream-ordered after this one).
+        if (w.piece + 1 == w.pieces)
+            asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" ::"l"(flag) : "memory");
+    }
+    fwg_consumer_sync();
+    const float* src = fwg_chain_partial(workspace, w.chain);
+#pragma unroll
+    for (int v = 0; v < FWG_MB * FWG_ACC / 4; ++v) {
+        float4 x;
+        asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+                     : "=f"(x.x), "=f"(x.y), "=f"(x.z), "=f"(x.w)
+                     : "l"(src + 4 * (v * FWG_CT + ct))
+                     : "memory");
+        const int e = 4 * v, mb = e / FWG_ACC, i = e % FWG_ACC;
+        acc[mb][i] = x.x;
+        acc[mb][i + 1] = x.y;
+        acc[mb][i + 2] = x.z;
+        acc[mb][i + 3] = x.w;
+    }
+}
+__device__ __forceinline__ void fwg_chain_store(const float (&acc)[FWG_MB][FWG_ACC], float* workspace,
+                                                const ForgeWork& w, int ct) {
+    float* dst = fwg_chain_partial(workspace, w.chain);
+#pragma unroll
+    for (int v = 0; v < FWG_MB * FWG_ACC / 4; ++v) {
+        const int e = 4 * v, mb = e / FWG_ACC, i = e % FWG_ACC;
+        asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(dst + 4 * (v * FWG_CT + ct)),
+                     "f"(acc[mb][i]), "f"(acc[mb][i + 1]), "f"(acc[mb][i + 2]), "f"(acc[mb][i + 3])
+                     : "memory");
+    }
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+    fwg_consumer_sync();
+    if (ct == 0) {
+        unsigned* flag = reinterpret_cast<unsigned*>(workspace) + w.chain;
+        asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"((unsigned)(w.piece + 1))
+                     : "memory");
+    }
+}
 
 __device__ __forceinline__ void fwg_st2(float* p, float a, float b) {
     asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
@@ -423,9 +487,7 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
     __syncthreads();
     fwg_cluster_sync();  // the peer's barriers exist before any remote arrive or multicast
 
-    const int units = forge_units(p);
     const int splits = forge_splits(p);
-    const int stride = FORGE_PERSISTENT ? forge_unit_stride() : units;
 
     if (wg == 0) {
         // ---------------- producer warpgroup ----------------
@@ -433,8 +495,7 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
         if (threadIdx.x == 0) {
             int stage = 0;
             unsigned phase = 0;
-            for (int u = forge_first_unit(); u < units; u += stride) {
-                const ForgeWork w = forge_work_unit(p, u);
+            forge_for_each_unit(p, [&](const ForgeWork& w) {
                 const int m0 = forge_row0(w, (int)rank);
                 const int n0 = forge_col0(w);
                 for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
@@ -452,7 +513,7 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
 #endif
                     if (++stage == FWG_ST) { stage = 0; phase ^= 1; }
                 }
-            }
+            });
         }
     } else {
         // ---------------- consumer warpgroups ----------------
@@ -470,13 +531,9 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
         const unsigned long long da0 = fwg_desc(base + cw * FWG_ROWS * 128);
         const unsigned long long db0 = fwg_desc(base + FWG_A_BYTES);
 
-        for (int u = forge_first_unit(); u < units; u += stride) {
-            const ForgeWork w = forge_work_unit(p, u);
-#pragma unroll
-            for (int mb = 0; mb < FWG_MB; ++mb)
-#pragma unroll
-                for (int i = 0; i < FWG_ACC; ++i) acc[mb][i] = 0.0f;
-
+        const int ct = cw * 128 + tid;
+        forge_for_each_unit(p, [&](const ForgeWork& w) {
+            auto mainloop = [&]() {
             const int nk = w.kt_end - w.kt_begin;
             if (nk > 0) {
                 int prev = 0;
@@ -514,6 +571,22 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
                 if (lane == 0) fwg_mbar_release(empty0 + 8 * prev);
             }
 
+            };
+            if (FORGE_CHAINED_TAIL && w.piece > 0) {
+                fwg_chain_load(acc, workspace, w, ct);  // continue the previous piece's sums
+                mainloop();
+            } else {
+#pragma unroll
+                for (int mb = 0; mb < FWG_MB; ++mb)
+#pragma unroll
+                    for (int i = 0; i < FWG_ACC; ++i) acc[mb][i] = 0.0f;
+                mainloop();
+            }
+
+            if (FORGE_CHAINED_TAIL && w.piece + 1 < w.pieces) {
+                fwg_chain_store(acc, workspace, w, ct);  // the next piece continues from here
+                return;
+            }
             // Epilogue: registers → global (or this split's workspace slice).
             float* out = forge_out_base(C, workspace, p, splits, w.split);
             const int tile_r0 = forge_row0(w, (int)rank);
@@ -523,7 +596,7 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             const int col = tile_c0 + 2 * (lane & 3);
 #pragma unroll
             for (int mb = 0; mb < FWG_MB; ++mb) fwg_store_block(out, acc[mb], row + 64 * mb, col, p, full);
-        }
+        });
     }
     fwg_cluster_sync();  // no CTA leaves while its peer may still signal or write into it
 }

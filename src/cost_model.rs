@@ -8,7 +8,7 @@
 //! latency; fill/drain, epilogue and CTA start-up are added per batch, reduced by persistence.
 
 use crate::arch::Arch;
-use crate::schedule::{Dtype, Family, Layout, Raster, Schedule, WorkGrid};
+use crate::schedule::{CHAIN_HANDOFF_K_TILES, Dtype, Family, Layout, Raster, Schedule, WorkGrid};
 use crate::shape::Shape;
 use crate::space;
 use rayon::prelude::*;
@@ -559,6 +559,21 @@ fn operand_dram_bytes(
     splits * (band_bytes * band_reads + stream_bytes * stream_reads)
 }
 
+/// A chained-tail schedule's last wave as a fraction of a whole wave: each CTA adds
+/// ceil(R·q/G) pieces of ceil(K_tiles/q) K tiles plus a hand-off each (`Schedule::tail_pieces`).
+/// None when the tail runs as whole tiles.
+fn chained_tail_fraction(s: &Schedule, shape: &Shape, slots: f64) -> Option<f64> {
+    let grid = s.grid_ctas(shape, slots as u64);
+    let q = s.tail_pieces(shape, grid) as u64;
+    if q < 2 {
+        return None;
+    }
+    let g = s.work_grid(shape);
+    let pieces = ((g.tiles % grid) * q).div_ceil(grid);
+    let k_tiles = pieces * (g.k_tiles.div_ceil(q) + CHAIN_HANDOFF_K_TILES);
+    Some((k_tiles as f64 / g.k_tiles as f64).min(1.0))
+}
+
 fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Prediction {
     let g = ctx.g;
     let arch = ctx.arch;
@@ -648,8 +663,14 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let mut mainloop_q = full * full_batch.main;
     let mut batches = full;
     if rem > 0.0 {
-        let j_tail = (rem / ctx.sms).ceil().min(j_full);
-        mainloop_q += unit.batch(ctx, j_tail, rem, g.overlap_loss).main;
+        mainloop_q += match chained_tail_fraction(s, shape, slots) {
+            // The tail tiles' K pieces spread over every CTA, hand-offs included.
+            Some(fraction) => fraction * full_batch.main,
+            None => {
+                let j_tail = (rem / ctx.sms).ceil().min(j_full);
+                unit.batch(ctx, j_tail, rem, g.overlap_loss).main
+            }
+        };
         batches += 1.0;
     }
     let waves = n_cta / slots;
@@ -663,7 +684,7 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let epi_unit = (g.epilogue_fixed_clk + c_tile_bytes / g.epilogue_bytes_per_clk_per_sm) / clock;
     let prologue = fam.prologue_clk / clock;
     let np_overhead = batches * (fill_unit + epi_unit + prologue);
-    let (fill_us, epi_us, cta_us) = if s.persistent {
+    let (fill_us, epi_us, cta_us) = if s.persistence.is_persistent() {
         let more = batches - 1.0;
         (
             fill_unit + more * fill_unit * (1.0 - fam.fill_hidden),
@@ -673,7 +694,7 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     } else {
         (batches * fill_unit, batches * epi_unit, batches * prologue)
     };
-    let persistent_savings_us = if s.persistent {
+    let persistent_savings_us = if s.persistence.is_persistent() {
         (np_overhead - (fill_us + epi_us + cta_us)).max(0.0)
     } else {
         0.0
@@ -782,6 +803,7 @@ fn dominant(t: &Terms) -> Term {
 mod tests {
     use super::*;
     use crate::arch::MeasuredProperties;
+    use crate::schedule::Persistence;
 
     fn h100() -> Arch {
         Arch::by_name("sm_90a").unwrap()
@@ -845,7 +867,7 @@ mod tests {
         ] {
             let np = sched(base);
             let pers = Schedule {
-                persistent: true,
+                persistence: Persistence::Tiles,
                 ..np
             };
             let (tn, tp) = (
@@ -856,6 +878,36 @@ mod tests {
             let pp = m.predict(&arch, &pers, &d, Layout::Tn);
             assert!(pp.terms.persistent_savings_us > 0.0);
         }
+    }
+
+    #[test]
+    fn a_chained_tail_prices_the_last_wave_below_a_whole_tile() {
+        let m = CostModel::shipped();
+        let arch = h100();
+        let d = Shape::new(8192, 8192, 8192);
+        let pers = sched("wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1");
+        let sk = Schedule {
+            persistence: Persistence::ChainedTail,
+            ..pers
+        };
+        let (tp, ts) = (
+            m.predict(&arch, &pers, &d, Layout::Tn),
+            m.predict(&arch, &sk, &d, Layout::Tn),
+        );
+        assert!(
+            ts.terms.tail_wave_us < tp.terms.tail_wave_us * 0.7,
+            "tail {} vs {}",
+            ts.terms.tail_wave_us,
+            tp.terms.tail_wave_us
+        );
+        assert!(ts.time_us < tp.time_us);
+        // No partial wave: the same price as plain persistence.
+        let even = Shape::new(4 * 128, 132 * 256, 4096);
+        let (a, b) = (
+            m.predict(&arch, &pers, &even, Layout::Tn).time_us,
+            m.predict(&arch, &sk, &even, Layout::Tn).time_us,
+        );
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! launch plan (grid, params, tensor maps) once per (shape, operand pointers). The hot path is
 //! a read-locked hash lookup and one `cuLaunchKernelEx`.
 
+use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::kernel::{LoadedVariant, Prepared};
 use crate::device::{DeviceError, Gpu};
@@ -20,6 +21,15 @@ type PlanKey = (u32, u32, u32, u64, u64);
 struct Plan {
     kernel: Arc<LoadedVariant>,
     prepared: Prepared,
+    /// The chained tail's flags and partial tiles (zeroed; each launch leaves them zeroed).
+    /// Launches of one plan must be ordered on one stream: they share it.
+    workspace: Option<DeviceBuffer>,
+}
+
+impl Plan {
+    fn workspace_ptr(&self) -> u64 {
+        self.workspace.as_ref().map_or(0, DeviceBuffer::ptr)
+    }
 }
 
 pub struct Dispatcher<'g> {
@@ -85,7 +95,9 @@ impl<'g> Dispatcher<'g> {
     ) -> Result<(), DeviceError> {
         let key = (m, n, k, a, b);
         if let Some(plan) = self.plans.read().expect("lock").get(&key) {
-            return plan.kernel.launch(stream, &plan.prepared, c, 0);
+            return plan
+                .kernel
+                .launch(stream, &plan.prepared, c, plan.workspace_ptr());
         }
         let shape = Shape::new(m, n, k);
         let schedule = self.selection(&shape).schedule;
@@ -96,11 +108,22 @@ impl<'g> Dispatcher<'g> {
         }
         let kernel = self.kernel(KernelVariant::new(&schedule, &shape))?;
         let prepared = kernel.prepare(&schedule, &shape, a, b)?;
-        kernel.launch(stream, &prepared, c, 0)?;
-        self.plans
-            .write()
-            .expect("lock")
-            .insert(key, Plan { kernel, prepared });
+        let workspace = match prepared.workspace_words {
+            0 => None,
+            words => {
+                let buffer = DeviceBuffer::new(&self.gpu.ctx, words as usize)?;
+                buffer.fill_bits(stream, 0)?;
+                Some(buffer)
+            }
+        };
+        let plan = Plan {
+            kernel,
+            prepared,
+            workspace,
+        };
+        plan.kernel
+            .launch(stream, &plan.prepared, c, plan.workspace_ptr())?;
+        self.plans.write().expect("lock").insert(key, plan);
         Ok(())
     }
 }

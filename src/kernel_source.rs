@@ -4,7 +4,7 @@
 //! Swizzle group, raster direction and the split count are run-time parameters, so many
 //! schedules share one compiled [`KernelVariant`].
 
-use crate::schedule::{Dtype, Family, Schedule, Tile};
+use crate::schedule::{Dtype, Family, Persistence, Schedule, Tile};
 use crate::shape::Shape;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -29,7 +29,7 @@ pub struct KernelVariant {
     pub tile: Tile,
     pub stages: u32,
     pub workers: u32,
-    pub persistent: bool,
+    pub persistence: Persistence,
     pub cluster: u32,
     pub split_k: bool,
     /// K is a multiple of 4: rows of A and B are 16-byte aligned.
@@ -44,7 +44,7 @@ impl KernelVariant {
             tile: s.tile,
             stages: s.stages,
             workers: s.workers,
-            persistent: s.persistent,
+            persistence: s.persistence,
             cluster: s.cluster,
             split_k: s.split_k > 1,
             vec4: shape.k.is_multiple_of(4),
@@ -67,7 +67,7 @@ impl KernelVariant {
                 "w"
             },
             self.workers,
-            if self.persistent { "pers" } else { "np" },
+            self.persistence.as_str(),
             self.cluster,
             self.split_k as u8,
             self.vec4 as u8
@@ -84,7 +84,8 @@ impl KernelVariant {
             "// forge kernel variant {label}\n\
              #define FORGE_BM {bm}\n#define FORGE_BN {bn}\n#define FORGE_BK {bk}\n\
              #define FORGE_STAGES {stages}\n#define {workers} {w}\n\
-             #define FORGE_PERSISTENT {pers}\n#define FORGE_CLUSTER {cluster}\n\
+             #define FORGE_PERSISTENT {pers}\n#define FORGE_CHAINED_TAIL {chained}\n\
+             #define FORGE_CLUSTER {cluster}\n\
              #define FORGE_SPLITK {splitk}\n#define FORGE_VEC4 {vec4}\n",
             label = self.label(),
             bm = self.tile.bm,
@@ -92,7 +93,8 @@ impl KernelVariant {
             bk = self.tile.bk,
             stages = self.stages,
             w = self.workers,
-            pers = self.persistent as u8,
+            pers = self.persistence.is_persistent() as u8,
+            chained = (self.persistence == Persistence::ChainedTail) as u8,
             cluster = self.cluster,
             splitk = self.split_k as u8,
             vec4 = self.vec4 as u8,

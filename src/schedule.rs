@@ -131,6 +131,46 @@ pub enum Raster {
     Column,
 }
 
+/// How CTAs cover the work units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Persistence {
+    /// One CTA per unit (`np`).
+    Off,
+    /// A resident grid walks the units with a grid stride (`pers`).
+    Tiles,
+    /// Persistent, and the last partial wave's tiles are cut along K into pieces that other
+    /// CTAs compute one after another, each continuing the previous piece's accumulators
+    /// (`sk`): the tail is spread over every SM and the K order of every element is kept.
+    ChainedTail,
+}
+
+impl Persistence {
+    pub const ALL: [Persistence; 3] = [Persistence::Off, Persistence::Tiles, Persistence::ChainedTail];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Persistence::Off => "np",
+            Persistence::Tiles => "pers",
+            Persistence::ChainedTail => "sk",
+        }
+    }
+
+    /// A resident grid (both persistent modes).
+    pub fn is_persistent(self) -> bool {
+        self != Persistence::Off
+    }
+}
+
+/// Longest K piece, in K tiles, a chained-tail hand-off is worth: storing and reloading the
+/// accumulators costs about this many K tiles of MMA (`kernels/ABI.md`, "Chained tail").
+pub const CHAIN_HANDOFF_K_TILES: u64 = 2;
+/// Upper bound on tail pieces (hand-offs per tail tile).
+pub const MAX_TAIL_PIECES: u64 = 32;
+/// Chained-tail workspace: this many u32 flags (one per tail tile), then the partial tiles
+/// (`FORGE_CHAIN_FLAG_WORDS` in kernels/common.cuh).
+pub const CHAIN_FLAG_WORDS: u64 = 1024;
+
 /// A CTA tile BM×BN with K step BK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Tile {
@@ -152,7 +192,7 @@ pub struct Schedule {
     /// Raster swizzle group size (1 = plain order).
     pub group: u32,
     pub raster: Raster,
-    pub persistent: bool,
+    pub persistence: Persistence,
     /// CTAs per cluster (along M).
     pub cluster: u32,
     /// K splits; > 1 changes the reduction order.
@@ -203,7 +243,7 @@ impl Schedule {
             workers: 8,
             group: 1,
             raster: Raster::Row,
-            persistent: false,
+            persistence: Persistence::Off,
             cluster: 1,
             split_k: 1,
         }
@@ -231,7 +271,7 @@ impl Schedule {
             workers,
             self.group,
             raster,
-            if self.persistent { "pers" } else { "np" },
+            self.persistence.as_str(),
             self.cluster,
             self.split_k
         )
@@ -300,12 +340,53 @@ impl Schedule {
     pub fn grid_ctas(&self, shape: &Shape, resident_ctas: u64) -> u64 {
         let units = self.work_grid(shape).units;
         let cluster = self.cluster as u64;
-        let clusters = if self.persistent {
+        let clusters = if self.persistence.is_persistent() {
             units.min((resident_ctas / cluster).max(1))
         } else {
             units
         };
         clusters * cluster
+    }
+
+    /// Pieces each tail tile is cut into along K by a chained-tail schedule launched with
+    /// `grid` CTAs (the kernel reads it from `ForgeParams::tail_pieces`); 1 means the tail
+    /// runs as whole tiles. `tiles = W·grid + R` with `0 < R < grid`: piece j of tail tile r
+    /// runs in wave j on CTA `(j·R + r) mod grid`, so a CTA adds `ceil(R·q / grid)` pieces of
+    /// `ceil(K_tiles / q)` K tiles (plus a hand-off each) to its W whole tiles instead of one
+    /// more whole tile. The q with the smallest such tail wins (q ≤ W, q ≤ K_tiles).
+    pub fn tail_pieces(&self, shape: &Shape, grid: u64) -> u32 {
+        if self.persistence != Persistence::ChainedTail || grid == 0 {
+            return 1;
+        }
+        let g = self.work_grid(shape);
+        let (waves, rem) = (g.tiles / grid, g.tiles % grid);
+        if rem == 0 || waves == 0 || rem > CHAIN_FLAG_WORDS {
+            return 1;
+        }
+        let mut best = (g.k_tiles, 1u64);
+        for q in 2..=waves.min(g.k_tiles).min(MAX_TAIL_PIECES) {
+            let cost = (rem * q).div_ceil(grid) * (g.k_tiles.div_ceil(q) + CHAIN_HANDOFF_K_TILES);
+            if cost < best.0 {
+                best = (cost, q);
+            }
+        }
+        best.1 as u32
+    }
+
+    /// f32 words of workspace a launch needs with `resident_ctas` CTAs resident: the split-K
+    /// partials, or the chained tail's flags and partial tiles (which must start zeroed; the
+    /// kernel leaves them zeroed again).
+    pub fn workspace_words(&self, shape: &Shape, resident_ctas: u64) -> u64 {
+        if self.split_k > 1 {
+            return self.split_k as u64 * shape.m as u64 * shape.n as u64;
+        }
+        let grid = self.grid_ctas(shape, resident_ctas);
+        if self.tail_pieces(shape, grid) > 1 {
+            let rem = self.work_grid(shape).tiles % grid;
+            CHAIN_FLAG_WORDS + rem * (self.tile.bm * self.tile.bn) as u64
+        } else {
+            0
+        }
     }
 }
 
@@ -359,11 +440,10 @@ impl FromStr for Schedule {
             workers: strip_num(workers, workers_prefix).ok_or_else(bad)?,
             group: strip_num(swz, "swz").ok_or_else(bad)?,
             raster,
-            persistent: match pers {
-                "pers" => true,
-                "np" => false,
-                _ => return Err(bad()),
-            },
+            persistence: Persistence::ALL
+                .into_iter()
+                .find(|p| p.as_str() == pers)
+                .ok_or_else(bad)?,
             cluster: strip_num(cluster, "c").ok_or_else(bad)?,
             split_k: strip_num(split, "k").ok_or_else(bad)?,
         };
@@ -391,6 +471,29 @@ mod tests {
         assert_eq!(c.name().parse::<Schedule>().unwrap(), c);
         let col = "mma_sync_tf32_64x64x16_s2_w4_swz4c_pers_c1_k2";
         assert_eq!(col.parse::<Schedule>().unwrap().raster, Raster::Column);
+        let sk = "wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1";
+        assert_eq!(
+            sk.parse::<Schedule>().unwrap().persistence,
+            Persistence::ChainedTail
+        );
+    }
+
+    #[test]
+    fn tail_pieces_spread_the_last_wave() {
+        let sk: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1".parse().unwrap();
+        // 8192³: 2048 tiles = 15·132 + 68, 256 K tiles.
+        let d8192 = Shape::new(8192, 8192, 8192);
+        let q = sk.tail_pieces(&d8192, 132) as u64;
+        assert!((2..=15).contains(&q), "q = {q}");
+        let tail = (68 * q).div_ceil(132) * (256u64.div_ceil(q) + CHAIN_HANDOFF_K_TILES);
+        assert!(tail < 256 * 2 / 3, "tail of {tail} K tiles with q = {q}");
+        // No partial wave (4 × 132 tiles), fewer tiles than CTAs, or a plain persistent
+        // schedule: whole tiles.
+        assert_eq!(sk.tail_pieces(&Shape::new(4 * 128, 132 * 256, 4096), 132), 1);
+        assert_eq!(sk.tail_pieces(&Shape::new(2048, 2048, 2048), 132), 1);
+        let mut pers = sk;
+        pers.persistence = Persistence::Tiles;
+        assert_eq!(pers.tail_pieces(&d8192, 132), 1);
     }
 
     #[test]
@@ -413,7 +516,7 @@ mod tests {
         let g = s.work_grid(&Shape::new(1000, 1000, 1000));
         assert_eq!((g.tiles_m, g.tiles_n, g.k_tiles), (8, 8, 32));
         s.split_k = 4;
-        s.persistent = true;
+        s.persistence = Persistence::Tiles;
         let g = s.work_grid(&Shape::new(1000, 1000, 1000));
         assert_eq!((g.units, g.k_tiles_per_unit), (256, 8));
         assert_eq!(s.grid_ctas(&Shape::new(1000, 1000, 1000), 132), 132);

@@ -2,7 +2,7 @@
 //! rules that reject the ones that cannot run, each with its reason.
 
 use crate::arch::Arch;
-use crate::schedule::{Dtype, Family, Raster, Schedule, Tile};
+use crate::schedule::{Dtype, Family, Persistence, Raster, Schedule, Tile};
 use crate::shape::Shape;
 use std::fmt;
 
@@ -106,6 +106,13 @@ pub enum Rejection {
     ClusterTooTall {
         tiles_m: u64,
     },
+    ChainedTailUnsupported {
+        detail: &'static str,
+    },
+    NoTailToChain {
+        tiles: u64,
+        grid: u64,
+    },
 }
 
 impl fmt::Display for Rejection {
@@ -156,6 +163,14 @@ impl fmt::Display for Rejection {
             Rejection::ClusterTooTall { tiles_m } => write!(
                 f,
                 "a 2-CTA cluster needs at least 2 tile rows; the shape has {tiles_m}"
+            ),
+            Rejection::ChainedTailUnsupported { detail } => {
+                write!(f, "no chained tail: {detail}")
+            }
+            Rejection::NoTailToChain { tiles, grid } => write!(
+                f,
+                "{tiles} tiles on {grid} CTAs leave no partial wave worth cutting along K \
+                 (the schedule would equal its `pers` twin)"
             ),
         }
     }
@@ -235,6 +250,21 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
             band_tiles,
         });
     }
+    if s.persistence == Persistence::ChainedTail {
+        if s.family != Family::Wgmma || s.cluster != 1 || s.split_k != 1 {
+            return Err(Rejection::ChainedTailUnsupported {
+                detail: "only the wgmma family, cluster 1, without split-K",
+            });
+        }
+        // Pruning, not correctness: the kernel runs whole tiles when q = 1.
+        let ctas = grid.tiles.min(arch.sm_count as u64);
+        if s.tail_pieces(shape, ctas) < 2 {
+            return Err(Rejection::NoTailToChain {
+                tiles: grid.tiles,
+                grid: ctas,
+            });
+        }
+    }
     if s.split_k > 1 && grid.k_tiles < 2 * s.split_k as u64 {
         return Err(Rejection::SplitTooFine {
             split_k: s.split_k,
@@ -294,7 +324,7 @@ pub fn all_schedules(dtype: Dtype) -> Vec<Schedule> {
                         for &cluster in opts.clusters {
                             for &group in &GROUPS {
                                 for raster in [Raster::Row, Raster::Column] {
-                                    for persistent in [false, true] {
+                                    for persistence in Persistence::ALL {
                                         for &split_k in &SPLITS {
                                             out.push(Schedule {
                                                 family,
@@ -304,7 +334,7 @@ pub fn all_schedules(dtype: Dtype) -> Vec<Schedule> {
                                                 workers,
                                                 group,
                                                 raster,
-                                                persistent,
+                                                persistence,
                                                 cluster,
                                                 split_k,
                                             });
@@ -419,6 +449,26 @@ mod tests {
         let valid = valid_schedules(&h100(), Dtype::Tf32, &Shape::new(4096, 4096, 4096));
         assert!(valid.iter().any(|s| s.family == Family::Wgmma));
         assert!(valid.iter().any(|s| s.family == Family::MmaSync));
+    }
+
+    #[test]
+    fn chained_tail_only_where_a_partial_wave_exists() {
+        let sk = wgmma("wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1");
+        assert_eq!(check(&h100(), &sk, &Shape::new(8192, 8192, 8192)), Ok(()));
+        assert!(matches!(
+            check(&h100(), &sk, &Shape::new(2048, 2048, 2048)),
+            Err(Rejection::NoTailToChain { tiles: 128, .. })
+        ));
+        for other in [
+            "wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c2_k1",
+            "wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k2",
+            "mma_sync_tf32_128x128x32_s3_w8_swz8_sk_c1_k1",
+        ] {
+            assert!(matches!(
+                check(&h100(), &wgmma(other), &Shape::new(8192, 8192, 8192)),
+                Err(Rejection::ChainedTailUnsupported { .. })
+            ));
+        }
     }
 
     #[test]

@@ -133,6 +133,58 @@ fn every_family_matches_fp64_and_the_gate_sorts_them() {
     }
 }
 
+/// Chained-tail schedules on shapes whose last wave is cut into K pieces (2 to 4 per tile,
+/// ragged M, N and K included): bit-identical to C₀, and again on a second launch that relies
+/// on the first one leaving its flags at zero.
+#[test]
+fn chained_tail_is_bit_identical_and_reruns_identically() {
+    let Some(gpu) = gpu() else { return };
+    let cache = cache();
+    let util = load_util(&gpu, &cache).unwrap();
+    for (name, shape) in [
+        (
+            "wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1",
+            Shape::new(5120, 1792, 1024),
+        ),
+        (
+            "wgmma_tf32_128x256x32_s4_wg2_swz4c_sk_c1_k1",
+            Shape::new(5000, 1800, 1000),
+        ),
+        (
+            "wgmma_tf32_128x128x32_s6_wg1_swz2_sk_c1_k1",
+            Shape::new(3000, 3000, 512),
+        ),
+        (
+            "wgmma_tf32_128x224x32_s4_wg2_swz8_sk_c1_k1",
+            Shape::new(4096, 4096, 4096),
+        ),
+    ] {
+        let s: Schedule = name.parse().unwrap();
+        let ins = inputs(&gpu, &util, &shape, SEED);
+        let mut loaded = HashMap::new();
+        let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
+        ensure_loaded(&gpu, &cache, &mut loaded, &s, &shape).unwrap();
+        let lv = &loaded[&KernelVariant::new(&s, &shape)];
+        let p = lv.prepare(&s, &shape, ins.a[0].ptr(), ins.b[0].ptr()).unwrap();
+        assert!(p.params.tail_pieces > 1, "{shape} {name}: no chained tail");
+        assert!(p.workspace_words as usize <= ins.workspace.len());
+        let first = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
+        let g = gate::compare(&golden, &first);
+        eprintln!(
+            "{shape} {name}: {} pieces per tail tile, gate {:?} ({} differ)",
+            p.params.tail_pieces, g.verdict, g.differing
+        );
+        assert_eq!(g.verdict, Verdict::Pass, "{shape} {name}: {g:?}");
+        // Second launch without re-zeroing the workspace.
+        ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
+        lv.launch(&gpu.stream, &p, ins.c[0].ptr(), ins.workspace.ptr())
+            .unwrap();
+        let second = ins.c[0].to_host(&gpu.stream).unwrap();
+        let g = gate::compare(&golden, &second);
+        assert_eq!(g.verdict, Verdict::Pass, "{shape} {name} rerun: {g:?}");
+    }
+}
+
 #[test]
 fn gate_rejects_a_planted_one_ulp_change() {
     let Some(gpu) = gpu() else { return };
@@ -172,7 +224,16 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
         &chosen.parse().unwrap(),
         0.0,
     );
-    let p = Profile::new(meta, vec![entry]).unwrap();
+    // A chained-tail entry: the dispatcher owns its zeroed workspace.
+    let chained = Shape::new(5120, 1792, 1024);
+    let chained_entry = Entry::predicted(
+        Dtype::Tf32,
+        Layout::Tn,
+        chained,
+        &"wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1".parse().unwrap(),
+        0.0,
+    );
+    let p = Profile::new(meta, vec![entry, chained_entry]).unwrap();
     let d = Dispatcher::new(p, &gpu, cache.dir()).unwrap();
     let dispatch = |shape: &Shape, ins: &Inputs| {
         let (a, b, c) = (ins.a[0].ptr(), ins.b[0].ptr(), ins.c[0].ptr());
@@ -181,6 +242,8 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     };
     for shape in [
         tuned,
+        chained,
+        chained,
         Shape::new(1000, 1000, 1000),
         Shape::new(999, 1001, 1003),
     ] {
@@ -189,6 +252,9 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
         let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
         ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
         dispatch(&shape, &ins);
+        if shape == chained {
+            dispatch(&shape, &ins); // the cached plan, relaunched on its workspace
+        }
         let out = ins.c[0].to_host(&gpu.stream).unwrap();
         let g = gate::compare(&golden, &out);
         eprintln!(

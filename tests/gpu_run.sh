@@ -18,7 +18,7 @@ secs() { echo "$(( ($2 - $1) / 1000000 ))ms"; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$OUT/nvidia-smi.txt"
 if [ -x ./target/release/gpu_tests ]; then
   FORGE_BIN=$PWD/$BIN ./target/release/gpu_tests --test-threads=1 --nocapture > "$OUT/gpu_tests.txt" 2>&1
-  grep -E "^test |test result|launch cost|fault isolation" "$OUT/gpu_tests.txt"
+  grep -E "^test |test result|launch cost|fault isolation|pieces per tail tile|dispatch " "$OUT/gpu_tests.txt"
 fi
 t0=$(now)
 $BIN tune --arch sm_90a --shapes "$SHAPES" --run-dir "$OUT/run_cold" --profile "$OUT/profile_cold.toml" "$@" > "$OUT/tune_cold.txt" 2>&1

@@ -20,6 +20,7 @@ pub struct ForgeParams {
     pub group: i32,
     pub raster_n: i32,
     pub splits: i32,
+    pub tail_pieces: i32,
 }
 
 /// A TMA descriptor (`CUtensorMap`, 128 bytes, 64-byte aligned).
@@ -36,6 +37,8 @@ pub struct Prepared {
     pub maps: Option<(TensorMap, TensorMap)>,
     pub a: u64,
     pub b: u64,
+    /// f32 words of workspace the launch needs (`Schedule::workspace_words`).
+    pub workspace_words: u64,
 }
 
 /// Threads per block of the split-K reduction.
@@ -74,7 +77,7 @@ impl LoadedVariant {
             workers: variant.workers,
             group: 1,
             raster: Raster::Row,
-            persistent: variant.persistent,
+            persistence: variant.persistence,
             cluster: variant.cluster,
             split_k: 1,
         };
@@ -134,6 +137,7 @@ impl LoadedVariant {
             group: schedule.group as i32,
             raster_n: (schedule.raster == Raster::Row) as i32,
             splits: schedule.split_k as i32,
+            tail_pieces: schedule.tail_pieces(shape, grid as u64) as i32,
         };
         let maps = match self.variant.family {
             Family::MmaSync => None,
@@ -151,6 +155,7 @@ impl LoadedVariant {
             maps,
             a,
             b,
+            workspace_words: schedule.workspace_words(shape, self.resident_ctas),
         })
     }
 

@@ -148,7 +148,8 @@ impl PtxasReport {
         let mut r = PtxasReport::default();
         let mut in_entry = false;
         for line in log.lines() {
-            if line.contains("warning") {
+            // ptxas 13 reports serialized wgmma (C7515) as an `info` line, not a warning.
+            if line.contains("warning") || line.contains("Potential Performance Loss") {
                 r.warnings.push(line.trim().to_string());
             }
             if line.contains("Compiling entry function") {
@@ -207,5 +208,7 @@ ptxas info    : Used 12 registers\n";
         assert!(r.clean());
         let w = "ptxas warning : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized";
         assert!(!PtxasReport::parse(w, "forge_gemm").clean());
+        let info = "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma instructions defining accumulator registers of a wgmma between start and end of the pipeline stage in the function 'forge_gemm'";
+        assert!(!PtxasReport::parse(info, "forge_gemm").clean());
     }
 }

@@ -334,7 +334,7 @@ pub fn write_report(dir: &Path, report: &RunReport) -> anyhow::Result<()> {
                 field(&|x| x.stages.to_string()),
                 field(&|x| x.workers.to_string()),
                 field(&|x| format!("{}{:?}", x.group, x.raster)),
-                field(&|x| x.persistent.to_string()),
+                field(&|x| x.persistence.as_str().to_string()),
                 field(&|x| x.cluster.to_string()),
                 field(&|x| x.split_k.to_string()),
                 status,
