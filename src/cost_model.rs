@@ -895,7 +895,7 @@ mod tests {
             m.predict(&arch, &sk, &d, Layout::Tn),
         );
         assert!(
-            ts.terms.tail_wave_us < tp.terms.tail_wave_us * 0.7,
+            ts.terms.tail_wave_us < tp.terms.tail_wave_us * 0.9,
             "tail {} vs {}",
             ts.terms.tail_wave_us,
             tp.terms.tail_wave_us

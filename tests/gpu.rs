@@ -152,7 +152,7 @@ fn chained_tail_is_bit_identical_and_reruns_identically() {
         ),
         (
             "wgmma_tf32_128x128x32_s6_wg1_swz2_sk_c1_k1",
-            Shape::new(3000, 3000, 512),
+            Shape::new(3000, 3000, 1024),
         ),
         (
             "wgmma_tf32_128x224x32_s4_wg2_swz8_sk_c1_k1",
