@@ -200,6 +200,7 @@ fn tune_model_only(
                 .collect(),
             chosen: None,
             head_to_head: None,
+            finalists: vec![],
         });
         eprintln!(
             "{shape}: predicted best {} ({:.1} µs, {:.0} TFLOP/s)",
@@ -709,25 +710,34 @@ fn tune_measured(
             candidates,
             chosen: None,
             head_to_head: None,
+            finalists: vec![],
         };
         if reference_ok {
             shape_report.chosen = shape_report
                 .fastest_passing()
                 .map(|(c, _)| c.schedule.clone());
-        }
-        // The screen timed each candidate once beside one cuBLAS measurement; the numbers
-        // reported for the winner come from alternating rounds against cuBLAS.
-        if let Some(name) = shape_report.chosen.clone() {
-            match run_head_to_head(opts, shape, &name) {
-                Ok((own, cublas)) => {
-                    shape_report.head_to_head = Some(crate::report::HeadToHead {
+            // The screen timed each candidate once beside one cuBLAS measurement; the
+            // finalists are re-timed in alternating rounds against cuBLAS, and the best ratio
+            // is chosen and reported.
+            let finalists: Vec<String> = shape_report
+                .fastest_passing_n(FINALISTS)
+                .iter()
+                .map(|(c, _)| c.schedule.clone())
+                .collect();
+            for name in finalists {
+                match run_head_to_head(opts, shape, &name) {
+                    Ok((own, cublas)) => shape_report.finalists.push(crate::report::HeadToHead {
                         schedule: name,
                         own,
                         cublas,
                         rounds: protocol::HEAD_TO_HEAD_ROUNDS as u32,
-                    })
+                    }),
+                    Err(e) => eprintln!("{shape}: {e:#}"),
                 }
-                Err(e) => eprintln!("{shape}: {e:#}"),
+            }
+            if let Some(best) = crate::report::best_finalist(&shape_report.finalists) {
+                shape_report.chosen = Some(best.schedule.clone());
+                shape_report.head_to_head = Some(best.clone());
             }
         }
         print_shape(&shape_report);
@@ -797,6 +807,9 @@ fn tune_measured(
 /// reduction order are picked: the others cannot pass the gate.
 pub const PER_TILE: usize = 2;
 
+/// Screen winners re-timed head to head against cuBLAS before one is chosen.
+pub const FINALISTS: usize = 3;
+
 pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
     use crate::schedule::{Family, Tile};
     let mut kernels: std::collections::HashSet<(Family, Tile, u32, u32, u32, u32)> =
@@ -823,6 +836,16 @@ pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
 }
 
 fn print_shape(s: &ShapeReport) {
+    for f in &s.finalists {
+        eprintln!(
+            "{}: finalist {} own {:.1} µs, cuBLAS {:.1} µs, own/cuBLAS {:.3}x",
+            s.shape,
+            f.schedule,
+            f.own.median_us,
+            f.cublas.median_us,
+            f.ratio()
+        );
+    }
     match s.parity() {
         Some((chosen, own, cublas)) => eprintln!(
             "{}: chosen {} {:.1} µs {:.1} TFLOP/s | cuBLAS {:.1} µs {:.1} TFLOP/s | own/cuBLAS {:.3}x{}",
