@@ -132,7 +132,8 @@ pub struct ShapeReport {
     /// The finalist with the best head-to-head ratio against cuBLAS (the fastest
     /// gate-passing candidate of the screen when no head-to-head finished).
     pub chosen: Option<String>,
-    /// The chosen schedule's alternating rounds against cuBLAS (one of `finalists`).
+    /// The chosen schedule's confirmation: a fresh head-to-head after the finalists' (whose
+    /// best ratio is biased upwards by the choice itself).
     #[serde(default)]
     pub head_to_head: Option<HeadToHead>,
     /// The screen's fastest gate-passing candidates, each re-timed against cuBLAS in
@@ -165,7 +166,9 @@ impl HeadToHead {
 /// The finalist with the best ratio to cuBLAS (not the smallest own time: each finalist met
 /// cuBLAS in its own rounds, possibly at another clock).
 pub fn best_finalist(finalists: &[HeadToHead]) -> Option<&HeadToHead> {
-    finalists.iter().max_by(|a, b| a.ratio().total_cmp(&b.ratio()))
+    finalists
+        .iter()
+        .max_by(|a, b| a.ratio().total_cmp(&b.ratio()))
 }
 
 impl ShapeReport {
@@ -280,7 +283,11 @@ mod tests {
     fn the_best_ratio_wins_not_the_smallest_time() {
         // b ran at a higher clock (both it and its cuBLAS rounds faster) but is slower
         // relative to cuBLAS than a.
-        let f = [h2h("a", 100.0, 103.0), h2h("b", 98.0, 99.0), h2h("c", 101.0, 99.0)];
+        let f = [
+            h2h("a", 100.0, 103.0),
+            h2h("b", 98.0, 99.0),
+            h2h("c", 101.0, 99.0),
+        ];
         assert_eq!(best_finalist(&f).unwrap().schedule, "a");
         assert!(best_finalist(&[]).is_none());
     }

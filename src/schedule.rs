@@ -146,7 +146,11 @@ pub enum Persistence {
 }
 
 impl Persistence {
-    pub const ALL: [Persistence; 3] = [Persistence::Off, Persistence::Tiles, Persistence::ChainedTail];
+    pub const ALL: [Persistence; 3] = [
+        Persistence::Off,
+        Persistence::Tiles,
+        Persistence::ChainedTail,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -482,7 +486,9 @@ mod tests {
 
     #[test]
     fn tail_pieces_spread_the_last_wave() {
-        let sk: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1".parse().unwrap();
+        let sk: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1"
+            .parse()
+            .unwrap();
         // 8192³: 2048 tiles = 15·132 + 68, 256 K tiles.
         let d8192 = Shape::new(8192, 8192, 8192);
         let q = sk.tail_pieces(&d8192, 132) as u64;
@@ -491,7 +497,10 @@ mod tests {
         assert!(tail < 256 * 3 / 4, "tail of {tail} K tiles with q = {q}");
         // No partial wave (4 × 132 tiles), fewer tiles than CTAs, or a plain persistent
         // schedule: whole tiles.
-        assert_eq!(sk.tail_pieces(&Shape::new(4 * 128, 132 * 256, 4096), 132), 1);
+        assert_eq!(
+            sk.tail_pieces(&Shape::new(4 * 128, 132 * 256, 4096), 132),
+            1
+        );
         assert_eq!(sk.tail_pieces(&Shape::new(2048, 2048, 2048), 132), 1);
         let mut pers = sk;
         pers.persistence = Persistence::Tiles;

@@ -165,7 +165,9 @@ fn chained_tail_is_bit_identical_and_reruns_identically() {
         let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
         ensure_loaded(&gpu, &cache, &mut loaded, &s, &shape).unwrap();
         let lv = &loaded[&KernelVariant::new(&s, &shape)];
-        let p = lv.prepare(&s, &shape, ins.a[0].ptr(), ins.b[0].ptr()).unwrap();
+        let p = lv
+            .prepare(&s, &shape, ins.a[0].ptr(), ins.b[0].ptr())
+            .unwrap();
         assert!(p.params.tail_pieces > 1, "{shape} {name}: no chained tail");
         assert!(p.workspace_words as usize <= ins.workspace.len());
         let first = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
@@ -230,7 +232,9 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
         Dtype::Tf32,
         Layout::Tn,
         chained,
-        &"wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1".parse().unwrap(),
+        &"wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1"
+            .parse()
+            .unwrap(),
         0.0,
     );
     let p = Profile::new(meta, vec![entry, chained_entry]).unwrap();
