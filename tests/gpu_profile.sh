@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # One device call: the dispatcher test with its printed overhead, and Nsight Compute on the
-# chosen D4096 kernel and on cuBLAS's kernel for the same problem (clocks left alone).
-# Usage on the GPU machine: bash tests/gpu_profile.sh SCHEDULE
+# chosen kernel (D4096 unless a shape is given) and on cuBLAS's kernel for the same problem (clocks left alone).
+# Usage on the GPU machine: bash tests/gpu_profile.sh SCHEDULE [MxNxK (default 4096x4096x4096)]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 SCHEDULE=${1:-wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1}
+IFS=x read -r M N K <<< "${2:-4096x4096x4096}"
 BIN=$PWD/target/release/forge
 export FORGE_CACHE=/tmp/forge-cache-profile
-./target/release/gpu_tests --test-threads=1 --nocapture dispatcher > "$OUT/dispatcher.txt" 2>&1
-grep -E "launch cost|dispatch |test result" "$OUT/dispatcher.txt"
+if [ "${SKIP_DISPATCHER:-0}" != 1 ]; then
+  ./target/release/gpu_tests --test-threads=1 --nocapture dispatcher > "$OUT/dispatcher.txt" 2>&1
+  grep -E "launch cost|dispatch |test result" "$OUT/dispatcher.txt"
+fi
 cat > /tmp/job.json <<JOB
-{"shape":{"m":4096,"n":4096,"k":4096},"dtype":"tf32","layout":"tn","seed":20261202,
+{"shape":{"m":$M,"n":$N,"k":$K},"dtype":"tf32","layout":"tn","seed":20261202,
  "candidates":[],"time_cublas":false,"cache_dir":"$FORGE_CACHE",
  "timing":{"warmup_ms":25.0,"batch_us":300.0,"min_samples":15,"max_samples":300,
            "target_half_width":0.01,"max_seconds":0.5},
