@@ -4,6 +4,7 @@
 # clock drift hits every schedule alike. Prints one line per head-to-head.
 # Usage on the GPU machine: REPEATS=2 bash tests/gpu_ab.sh MxNxK SCHEDULE...
 set -uo pipefail
+source "$(dirname "$0")/worker_job.sh"
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 IFS=x read -r M N K <<< "$1"; shift
@@ -24,13 +25,7 @@ for line in sys.stdin:
 '
 for r in $(seq 1 "${REPEATS:-2}"); do
   for s in "$@"; do
-    cat > /tmp/ab-job.json <<JOB
-{"shape":{"m":$M,"n":$N,"k":$K},"dtype":"tf32","layout":"tn","seed":20261202,
- "candidates":[],"time_cublas":false,"cache_dir":"$FORGE_CACHE",
- "timing":{"warmup_ms":25.0,"batch_us":300.0,"min_samples":15,"max_samples":300,
-           "target_half_width":0.01,"max_seconds":1.0},
- "head_to_head":"$s"}
-JOB
+    write_job /tmp/ab-job.json "$M" "$N" "$K" "$s" 1.0
     $BIN worker --job /tmp/ab-job.json 2>&1 | ROUND=$r python3 -c "$SUMMARIZE"
   done
 done | tee -a "$OUT/ab.txt"

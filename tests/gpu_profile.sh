@@ -3,6 +3,7 @@
 # chosen kernel (D4096 unless a shape is given) and on cuBLAS's kernel for the same problem (clocks left alone).
 # Usage on the GPU machine: bash tests/gpu_profile.sh SCHEDULE [MxNxK (default 4096x4096x4096)]
 set -uo pipefail
+source "$(dirname "$0")/worker_job.sh"
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 SCHEDULE=${1:-wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1}
@@ -13,13 +14,7 @@ if [ "${SKIP_DISPATCHER:-0}" != 1 ]; then
   ./target/release/gpu_tests --test-threads=1 --nocapture dispatcher > "$OUT/dispatcher.txt" 2>&1
   grep -E "launch cost|dispatch |test result" "$OUT/dispatcher.txt"
 fi
-cat > /tmp/job.json <<JOB
-{"shape":{"m":$M,"n":$N,"k":$K},"dtype":"tf32","layout":"tn","seed":20261202,
- "candidates":[],"time_cublas":false,"cache_dir":"$FORGE_CACHE",
- "timing":{"warmup_ms":25.0,"batch_us":300.0,"min_samples":15,"max_samples":300,
-           "target_half_width":0.01,"max_seconds":0.5},
- "head_to_head":"$SCHEDULE"}
-JOB
+write_job /tmp/job.json "$M" "$N" "$K" "$SCHEDULE" 0.5
 $BIN worker --job /tmp/job.json > /dev/null 2>&1   # warm the kernel cache
 SECTIONS="--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats"
 # Launch 0 is the canonical kernel (golden output); launch 1 is the schedule's first run.

@@ -477,12 +477,18 @@ fn run_head_to_head(
     let (mut child, rx, err_thread) = start_worker(&exe, &job_dir, &job)?;
     let mut result = None;
     while let Ok(line) = rx.recv_timeout(Duration::from_secs(opts.watchdog_s)) {
-        if let Ok(Event::HeadToHead { own, cublas, .. }) = serde_json::from_str::<Event>(&line) {
+        if let Ok(Event::HeadToHead {
+            schedule,
+            own,
+            cublas,
+            rounds,
+        }) = serde_json::from_str::<Event>(&line)
+        {
             result = Some(crate::report::HeadToHead {
-                schedule: name.to_string(),
+                schedule,
                 own,
                 cublas,
-                rounds: protocol::HEAD_TO_HEAD_ROUNDS as u32,
+                rounds,
             });
         }
     }

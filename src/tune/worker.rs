@@ -214,7 +214,6 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                 "{name} no longer passes the gate"
             )));
         }
-        let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
         let plans = plans(lv, &schedule, &shape, &inputs)?;
         let mut round_cfg = job.timing.clone();
         round_cfg.max_seconds = (job.timing.max_seconds / 2.0).max(0.2);
@@ -277,7 +276,6 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             grow_workspace(&gpu, &mut inputs, lv, schedule, &shape)?;
             let out = run_once(&gpu, &loaded, schedule, &shape, &inputs)?;
             let gate = gate::compare(&golden, &out);
-            let lv = &loaded[&KernelVariant::new(schedule, &shape)];
             let plans = plans(lv, schedule, &shape, &inputs)?;
             let (summary, _) = time_plans(&gpu, lv, &plans, &inputs, &job.timing)?;
             // The last timed launch on set 0 must still give C₀ (a chained tail depends on
