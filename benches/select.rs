@@ -2,6 +2,7 @@
 //! shape no tuned schedule can run (canonical). The budget is 200 ns per call.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use forge::problem::Problem;
 use forge::profile::Profile;
 use forge::schedule::{Dtype, Layout};
 use forge::shape::Shape;
@@ -17,7 +18,7 @@ fn select(c: &mut Criterion) {
         ("canonical", Shape::new(3000, 5000, 7001)),
     ] {
         group.bench_function(name, |b| {
-            b.iter(|| profile.select(Dtype::Tf32, Layout::Tn, black_box(&shape)))
+            b.iter(|| profile.select(black_box(&Problem::new(Dtype::Tf32, Layout::Tn, shape))))
         });
     }
     group.finish();

@@ -76,6 +76,13 @@ pub enum ArchError {
     },
 }
 
+impl std::str::FromStr for Arch {
+    type Err = ArchError;
+    fn from_str(name: &str) -> Result<Arch, ArchError> {
+        Arch::by_name(name)
+    }
+}
+
 impl Arch {
     /// The names of every shipped architecture table.
     pub fn known() -> Vec<&'static str> {

@@ -4,14 +4,84 @@ use crate::arch::Arch;
 use crate::cost_model::CostModel;
 use crate::device::cache;
 use crate::device::timing::TimingConfig;
+use crate::problem::Problem;
 use crate::profile::{Profile, Rule};
 use crate::schedule::{Dtype, Layout, Schedule};
-use crate::shape::Shape;
+use crate::shape::{Shape, ShapeList};
 use crate::space;
 use crate::tune::{self, TuneOptions};
 use anyhow::{Context, bail};
-use clap::{Parser, Subcommand};
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsStr;
+use std::marker::PhantomData;
 use std::path::PathBuf;
+use std::str::FromStr;
+
+/// A command-line value parsed by its type's `FromStr`, whose error names the problem (one
+/// `error:` line, exit code 1), with the valid values listed in `--help` where they are few.
+#[derive(Clone)]
+struct Typed<T> {
+    values: fn() -> Vec<&'static str>,
+    _type: PhantomData<fn() -> T>,
+}
+
+fn typed<T>(values: fn() -> Vec<&'static str>) -> Typed<T> {
+    Typed {
+        values,
+        _type: PhantomData,
+    }
+}
+
+fn open_ended() -> Vec<&'static str> {
+    vec![]
+}
+
+impl<T> TypedValueParser for Typed<T>
+where
+    T: FromStr + Clone + Send + Sync + 'static,
+    T::Err: std::fmt::Display,
+{
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<T, clap::Error> {
+        let text = value.to_str().ok_or_else(|| {
+            clap::Error::raw(ErrorKind::InvalidUtf8, "a value is not valid UTF-8\n")
+        })?;
+        text.parse()
+            .map_err(|e: T::Err| clap::Error::raw(ErrorKind::InvalidValue, format!("{e}\n")))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let values = (self.values)();
+        (!values.is_empty()).then(|| {
+            Box::new(values.into_iter().map(PossibleValue::new))
+                as Box<dyn Iterator<Item = PossibleValue>>
+        })
+    }
+}
+
+fn arch_parser() -> Typed<Arch> {
+    typed(Arch::known)
+}
+fn dtype_parser() -> Typed<Dtype> {
+    typed(|| Dtype::ALL.iter().map(|d| d.as_str()).collect())
+}
+fn layout_parser() -> Typed<Layout> {
+    typed(|| Layout::ALL.iter().map(|l| l.as_str()).collect())
+}
+fn shapes_parser() -> Typed<ShapeList> {
+    typed(open_ended)
+}
+fn shape_parser() -> Typed<Shape> {
+    typed(open_ended)
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -24,20 +94,37 @@ pub struct Cli {
     pub command: Cmd,
 }
 
+/// The problems a command works on: shapes × one dtype × one layout.
+#[derive(Args, Debug)]
+pub struct ProblemArgs {
+    /// Comma-separated shapes: D2048 (= 2048x2048x2048) or MxNxK.
+    #[arg(long, allow_hyphen_values = true, value_parser = shapes_parser())]
+    shapes: ShapeList,
+    #[arg(long, default_value = "tf32", value_parser = dtype_parser())]
+    dtype: Dtype,
+    /// Operand layout: tn (native: A M×K, B N×K), nn, tt, nt.
+    #[arg(long, default_value = "tn", value_parser = layout_parser())]
+    layout: Layout,
+}
+
+impl ProblemArgs {
+    fn problems(&self) -> Vec<Problem> {
+        self.shapes
+            .0
+            .iter()
+            .map(|&s| Problem::new(self.dtype, self.layout, s))
+            .collect()
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
     /// Rank every valid schedule with the CPU cost model (no GPU needed).
     Rank {
-        #[arg(long)]
-        arch: String,
-        /// Comma-separated shapes: D2048 (= 2048x2048x2048) or MxNxK.
-        #[arg(long, allow_hyphen_values = true)]
-        shapes: String,
-        #[arg(long, default_value = "tf32")]
-        dtype: String,
-        /// Operand layout: tn (native: A M×K, B N×K), nn, tt, nt.
-        #[arg(long, default_value = "tn")]
-        layout: String,
+        #[arg(long, value_parser = arch_parser())]
+        arch: Arch,
+        #[command(flatten)]
+        problems: ProblemArgs,
         #[arg(long, default_value_t = 10)]
         top: usize,
         #[arg(long)]
@@ -49,15 +136,10 @@ pub enum Cmd {
     /// Benchmark the cost model's top picks on the GPU beside cuBLAS, gate them bit-exactly,
     /// and write a dispatch profile and a run report.
     Tune {
-        #[arg(long)]
-        arch: String,
-        /// Comma-separated shapes: D2048 (= 2048x2048x2048) or MxNxK.
-        #[arg(long, allow_hyphen_values = true)]
-        shapes: String,
-        #[arg(long, default_value = "tf32")]
-        dtype: String,
-        #[arg(long, default_value = "tn")]
-        layout: String,
+        #[arg(long, value_parser = arch_parser())]
+        arch: Arch,
+        #[command(flatten)]
+        problems: ProblemArgs,
         /// Candidates per shape (the canonical schedule is always added).
         #[arg(long, default_value_t = 10)]
         top: usize,
@@ -96,14 +178,14 @@ pub enum Cmd {
         #[arg(long)]
         profile: PathBuf,
         /// Refuse a profile tuned for another architecture.
-        #[arg(long)]
-        arch: Option<String>,
-        #[arg(allow_hyphen_values = true)]
-        shape: String,
-        #[arg(long, default_value = "tf32")]
-        dtype: String,
-        #[arg(long, default_value = "tn")]
-        layout: String,
+        #[arg(long, value_parser = arch_parser())]
+        arch: Option<Arch>,
+        #[arg(allow_hyphen_values = true, value_parser = shape_parser())]
+        shape: Shape,
+        #[arg(long, default_value = "tf32", value_parser = dtype_parser())]
+        dtype: Dtype,
+        #[arg(long, default_value = "tn", value_parser = layout_parser())]
+        layout: Layout,
     },
     /// Draw the plots and summary of a run report (any machine).
     Plot {
@@ -113,8 +195,8 @@ pub enum Cmd {
     },
     /// Compile every kernel variant of the space through NVRTC and check ptxas's report.
     CheckKernels {
-        #[arg(long, default_value = "sm_90a")]
-        arch: String,
+        #[arg(long, default_value = "sm_90a", value_parser = arch_parser())]
+        arch: Arch,
     },
     /// (internal) Run one tuning job on the GPU and print JSON lines.
     #[command(hide = true)]
@@ -124,37 +206,36 @@ pub enum Cmd {
     },
 }
 
-fn parse_common(
-    shapes: &str,
-    dtype: &str,
-    layout: &str,
-) -> anyhow::Result<(Vec<Shape>, Dtype, Layout)> {
-    Ok((Shape::parse_list(shapes)?, dtype.parse()?, layout.parse()?))
+/// Parses the command line; a bad value is one `error:` line and exit code 1 (help and
+/// version print and exit 0).
+pub fn parse() -> Cli {
+    Cli::try_parse().unwrap_or_else(|e| {
+        if e.use_stderr() {
+            eprint!("{e}");
+            std::process::exit(1);
+        }
+        e.exit()
+    })
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Cmd::Rank {
             arch,
-            shapes,
-            dtype,
-            layout,
+            problems,
             top,
             json,
             explain,
         } => {
-            let arch = Arch::by_name(&arch)?;
-            let (shapes, dtype, layout) = parse_common(&shapes, &dtype, &layout)?;
+            let (shapes, dtype, layout) = (&problems.shapes.0, problems.dtype, problems.layout);
             match explain {
-                Some(name) => explain_schedule(&arch, &shapes, layout, &name),
-                None => rank(&arch, &shapes, dtype, layout, top, json),
+                Some(name) => explain_schedule(&arch, shapes, layout, &name),
+                None => rank(&arch, shapes, dtype, layout, top, json),
             }
         }
         Cmd::Tune {
             arch,
-            shapes,
-            dtype,
-            layout,
+            problems,
             top,
             exhaustive,
             require_gpu,
@@ -167,20 +248,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             max_seconds,
             no_plots,
         } => {
-            Arch::by_name(&arch)?;
-            let (shapes, dtype, layout) = parse_common(&shapes, &dtype, &layout)?;
             if top == 0 && !exhaustive {
                 bail!("--top must be at least 1");
             }
             let opts = TuneOptions {
-                arch: if arch == "sm_90" {
-                    "sm_90a".into()
-                } else {
-                    arch
-                },
-                shapes,
-                dtype,
-                layout,
+                arch,
+                problems: problems.problems(),
                 top,
                 exhaustive,
                 require_gpu,
@@ -209,14 +282,11 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             dtype,
             layout,
         } => {
-            let shape: Shape = shape.parse()?;
-            let dtype: Dtype = dtype.parse()?;
-            let layout: Layout = layout.parse()?;
             let p = match arch {
-                Some(a) => Profile::load_for_arch(&profile, &Arch::by_name(&a)?.name)?,
+                Some(a) => Profile::load_for_arch(&profile, &a.name)?,
                 None => Profile::load(&profile)?,
             };
-            let sel = p.select(dtype, layout, &shape);
+            let sel = p.select(&Problem::new(dtype, layout, shape));
             println!("{}", sel.schedule);
             match sel.rule {
                 Rule::Exact { entry } => {
@@ -388,9 +458,8 @@ fn explain_schedule(
 }
 
 /// Compiles every distinct kernel variant the space can produce for `arch`.
-fn check_kernels(arch_name: &str) -> anyhow::Result<()> {
-    let arch = Arch::by_name(arch_name)?;
-    let report = crate::kernel_check::check_all(&arch)?;
+fn check_kernels(arch: &Arch) -> anyhow::Result<()> {
+    let report = crate::kernel_check::check_all(arch)?;
     for line in &report.lines {
         println!("{line}");
     }

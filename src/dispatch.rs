@@ -8,6 +8,7 @@ use crate::device::cache::KernelCache;
 use crate::device::kernel::{LoadedVariant, Prepared};
 use crate::device::{DeviceError, Gpu};
 use crate::kernel_source::KernelVariant;
+use crate::problem::Problem;
 use crate::profile::{Profile, Selection};
 use crate::schedule::{Dtype, Layout};
 use crate::shape::Shape;
@@ -63,14 +64,15 @@ impl<'g> Dispatcher<'g> {
 
     /// Which schedule a shape gets, and by which rule.
     pub fn selection(&self, shape: &Shape) -> Selection {
-        self.profile.select(self.dtype, Layout::Tn, shape)
+        self.profile
+            .select(&Problem::new(self.dtype, Layout::Tn, *shape))
     }
 
     fn kernel(&self, variant: KernelVariant) -> Result<Arc<LoadedVariant>, DeviceError> {
         if let Some(k) = self.kernels.read().expect("lock").get(&variant) {
             return Ok(k.clone());
         }
-        let (compiled, _) =
+        let compiled =
             self.cache
                 .get_or_compile(&variant.label(), &variant.source(), &self.gpu.info.arch)?;
         let loaded = Arc::new(LoadedVariant::load(self.gpu, variant, &compiled)?);

@@ -45,7 +45,7 @@ pub fn compile_clean(
     variant: &KernelVariant,
     arch: &str,
 ) -> Result<PtxasReport, String> {
-    let (compiled, _) = cache
+    let compiled = cache
         .get_or_compile(&variant.label(), &variant.source(), arch)
         .map_err(|e| e.to_string())?;
     let p = PtxasReport::parse(&compiled.log, GEMM_ENTRY);

@@ -14,6 +14,7 @@ pub mod gate;
 pub mod kernel_check;
 pub mod kernel_source;
 pub mod plot;
+pub mod problem;
 pub mod profile;
 pub mod reference;
 pub mod report;

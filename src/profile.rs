@@ -13,6 +13,7 @@
 //! the numerical result never depends on which rule fired.
 
 use crate::arch::{Arch, ArchError};
+use crate::problem::Problem;
 use crate::schedule::{Dtype, Layout, Schedule, ScheduleError};
 use crate::shape::Shape;
 use crate::space;
@@ -84,13 +85,12 @@ pub struct Entry {
 
 impl Entry {
     /// An entry chosen by the cost model alone (nothing measured, gate unverified).
-    pub fn predicted(
-        dtype: Dtype,
-        layout: Layout,
-        shape: Shape,
-        schedule: &Schedule,
-        predicted_us: f64,
-    ) -> Entry {
+    pub fn predicted(problem: Problem, schedule: &Schedule, predicted_us: f64) -> Entry {
+        let Problem {
+            shape,
+            dtype,
+            layout,
+        } = problem;
         Entry {
             dtype,
             layout,
@@ -111,6 +111,10 @@ impl Entry {
 
     pub fn shape(&self) -> Shape {
         Shape::new(self.m, self.n, self.k)
+    }
+
+    pub fn problem(&self) -> Problem {
+        Problem::new(self.dtype, self.layout, self.shape())
     }
 }
 
@@ -209,7 +213,7 @@ pub struct Selection {
     pub rule: Rule,
 }
 
-type Key = (Dtype, Layout, u32, u32, u32);
+type Key = Problem;
 
 /// A loaded profile, indexed for fast selection.
 #[derive(Clone, Debug)]
@@ -271,7 +275,7 @@ impl Profile {
                 });
             }
             schedules.push(schedule);
-            exact.insert((e.dtype, e.layout, e.m, e.n, e.k), index);
+            exact.insert(e.problem(), index);
         }
         let log_dims = entries.iter().map(|e| log_dims(&e.shape())).collect();
         Ok(Profile {
@@ -339,8 +343,14 @@ impl Profile {
     }
 
     /// Picks the schedule for a problem by the rule in the module docs.
-    pub fn select(&self, dtype: Dtype, layout: Layout, shape: &Shape) -> Selection {
-        if let Some(&entry) = self.exact.get(&(dtype, layout, shape.m, shape.n, shape.k)) {
+    pub fn select(&self, problem: &Problem) -> Selection {
+        let Problem {
+            shape,
+            dtype,
+            layout,
+        } = problem;
+        let (dtype, layout, shape) = (*dtype, *layout, shape);
+        if let Some(&entry) = self.exact.get(problem) {
             return Selection {
                 schedule: self.schedules[entry],
                 rule: Rule::Exact { entry },
@@ -408,7 +418,11 @@ pub(crate) mod tests {
 
     pub(crate) fn entry(shape: Shape, schedule: &str) -> Entry {
         let schedule: Schedule = schedule.parse().unwrap();
-        Entry::predicted(Dtype::Tf32, Layout::Tn, shape, &schedule, 10.0)
+        Entry::predicted(
+            Problem::new(Dtype::Tf32, Layout::Tn, shape),
+            &schedule,
+            10.0,
+        )
     }
 
     const BIG: &str = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1";
@@ -440,16 +454,32 @@ pub(crate) mod tests {
     #[test]
     fn selects_exact_then_nearest_then_canonical() {
         let p = sample();
-        let s = p.select(Dtype::Tf32, Layout::Tn, &Shape::new(4096, 4096, 4096));
+        let s = p.select(&Problem::new(
+            Dtype::Tf32,
+            Layout::Tn,
+            Shape::new(4096, 4096, 4096),
+        ));
         assert_eq!(s.rule, Rule::Exact { entry: 0 });
         assert_eq!(s.schedule.name(), BIG);
-        let s = p.select(Dtype::Tf32, Layout::Tn, &Shape::new(600, 500, 520));
+        let s = p.select(&Problem::new(
+            Dtype::Tf32,
+            Layout::Tn,
+            Shape::new(600, 500, 520),
+        ));
         assert!(matches!(s.rule, Rule::Nearest { entry: 1, .. }));
         // K odd: no TMA schedule can run it, so the canonical one is chosen.
-        let s = p.select(Dtype::Tf32, Layout::Tn, &Shape::new(600, 500, 521));
+        let s = p.select(&Problem::new(
+            Dtype::Tf32,
+            Layout::Tn,
+            Shape::new(600, 500, 521),
+        ));
         assert_eq!(s.rule, Rule::Canonical);
         assert_eq!(s.schedule, Schedule::canonical(Dtype::Tf32));
-        let s = p.select(Dtype::Tf32, Layout::Nn, &Shape::new(4096, 4096, 4096));
+        let s = p.select(&Problem::new(
+            Dtype::Tf32,
+            Layout::Nn,
+            Shape::new(4096, 4096, 4096),
+        ));
         assert_eq!(s.rule, Rule::Canonical);
     }
 

@@ -2,8 +2,8 @@
 //! `reports/<run>/` and rewritten after every shape so partial results survive a crash.
 //! Pure data; the plots and summaries read it back on any machine.
 
-use crate::schedule::{Dtype, Layout};
-use crate::shape::Shape;
+use crate::problem::Problem;
+use crate::schedule::{self, Schedule};
 use serde::{Deserialize, Serialize};
 
 /// Where and how the numbers were taken.
@@ -95,7 +95,8 @@ pub enum Status {
 /// One schedule considered for one shape.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
-    pub schedule: String,
+    #[serde(with = "schedule::by_name")]
+    pub schedule: Schedule,
     /// 1-based position in the cost model's ranking.
     pub predicted_rank: u32,
     pub predicted_us: f64,
@@ -120,9 +121,8 @@ pub struct ReferenceCheck {
 /// Everything measured for one problem.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShapeReport {
-    pub shape: Shape,
-    pub dtype: Dtype,
-    pub layout: Layout,
+    #[serde(flatten)]
+    pub problem: Problem,
     pub seed: u64,
     /// Input sets rotated through while timing (working set above L2).
     pub input_sets: u32,
@@ -131,7 +131,8 @@ pub struct ShapeReport {
     pub candidates: Vec<Candidate>,
     /// The finalist with the best head-to-head ratio against cuBLAS (the fastest
     /// gate-passing candidate of the screen when no head-to-head finished).
-    pub chosen: Option<String>,
+    #[serde(with = "schedule::by_name::opt")]
+    pub chosen: Option<Schedule>,
     /// The chosen schedule's confirmation: a fresh head-to-head after the finalists' (whose
     /// best ratio is biased upwards by the choice itself).
     #[serde(default)]
@@ -150,7 +151,8 @@ pub struct ShapeReport {
 /// numbers of the parity table and the profile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HeadToHead {
-    pub schedule: String,
+    #[serde(with = "schedule::by_name")]
+    pub schedule: Schedule,
     pub own: Measurement,
     pub cublas: Measurement,
     pub rounds: u32,
@@ -172,6 +174,21 @@ pub fn best_finalist(finalists: &[HeadToHead]) -> Option<&HeadToHead> {
 }
 
 impl ShapeReport {
+    /// A report for `problem` with nothing measured or chosen yet.
+    pub fn new(problem: Problem, seed: u64) -> ShapeReport {
+        ShapeReport {
+            problem,
+            seed,
+            input_sets: 0,
+            cublas: None,
+            reference: None,
+            candidates: vec![],
+            chosen: None,
+            head_to_head: None,
+            finalists: vec![],
+        }
+    }
+
     /// Candidates that were timed.
     pub fn measured(&self) -> impl Iterator<Item = (&Candidate, &Measurement)> {
         self.candidates
@@ -181,13 +198,13 @@ impl ShapeReport {
 
     /// The reported comparison: (schedule, own, cuBLAS) from the head-to-head rounds when they
     /// ran, else the chosen candidate's screen time against the screen's cuBLAS time.
-    pub fn parity(&self) -> Option<(&str, &Measurement, &Measurement)> {
+    pub fn parity(&self) -> Option<(Schedule, &Measurement, &Measurement)> {
         if let Some(h) = &self.head_to_head {
-            return Some((h.schedule.as_str(), &h.own, &h.cublas));
+            return Some((h.schedule, &h.own, &h.cublas));
         }
-        let chosen = self.chosen.as_deref()?;
+        let chosen = self.chosen?;
         let (c, m) = self.measured().find(|(c, _)| c.schedule == chosen)?;
-        Some((c.schedule.as_str(), m, self.cublas.as_ref()?))
+        Some((c.schedule, m, self.cublas.as_ref()?))
     }
 
     /// The fastest timed candidate that passed the gate.
@@ -262,6 +279,18 @@ impl RunReport {
 mod tests {
     use super::*;
 
+    /// Three distinct schedules standing for finalists "a", "b", "c".
+    fn finalist(name: &str) -> Schedule {
+        let stages = match name {
+            "a" => 3,
+            "b" => 4,
+            _ => 5,
+        };
+        format!("wgmma_tf32_128x256x32_s{stages}_wg2_swz8_pers_c1_k1")
+            .parse()
+            .unwrap()
+    }
+
     fn h2h(name: &str, own: f64, cublas: f64) -> HeadToHead {
         let m = |us: f64| Measurement {
             median_us: us,
@@ -272,7 +301,7 @@ mod tests {
             tflops: 1.0,
         };
         HeadToHead {
-            schedule: name.into(),
+            schedule: finalist(name),
             own: m(own),
             cublas: m(cublas),
             rounds: 6,
@@ -288,7 +317,7 @@ mod tests {
             h2h("b", 98.0, 99.0),
             h2h("c", 101.0, 99.0),
         ];
-        assert_eq!(best_finalist(&f).unwrap().schedule, "a");
+        assert_eq!(best_finalist(&f).unwrap().schedule, finalist("a"));
         assert!(best_finalist(&[]).is_none());
     }
 }

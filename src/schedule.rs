@@ -17,6 +17,8 @@ pub enum Dtype {
 }
 
 impl Dtype {
+    pub const ALL: [Dtype; 3] = [Dtype::Tf32, Dtype::Bf16, Dtype::Fp16];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Dtype::Tf32 => "tf32",
@@ -68,6 +70,8 @@ pub enum Layout {
 }
 
 impl Layout {
+    pub const ALL: [Layout; 4] = [Layout::Tn, Layout::Nn, Layout::Tt, Layout::Nt];
+
     /// (A needs a transpose, B needs a transpose).
     pub fn transposes(self) -> (bool, bool) {
         match self {
@@ -458,6 +462,55 @@ impl FromStr for Schedule {
             return Err(bad());
         }
         Ok(schedule)
+    }
+}
+
+/// Serde through the stable name, for files that store schedules as text (reports, jobs):
+/// `#[serde(with = "crate::schedule::by_name")]`, and [`by_name::opt`] / [`by_name::vec`].
+pub mod by_name {
+    use super::Schedule;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(s: &Schedule, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_str(&s.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(de: D) -> Result<Schedule, D::Error> {
+        String::deserialize(de)?.parse().map_err(D::Error::custom)
+    }
+
+    pub mod opt {
+        use super::Schedule;
+        use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+        pub fn serialize<S: Serializer>(s: &Option<Schedule>, ser: S) -> Result<S::Ok, S::Error> {
+            match s {
+                Some(s) => ser.serialize_some(&s.name()),
+                None => ser.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(de: D) -> Result<Option<Schedule>, D::Error> {
+            Option::<String>::deserialize(de)?
+                .map(|n| n.parse().map_err(D::Error::custom))
+                .transpose()
+        }
+    }
+
+    pub mod vec {
+        use super::Schedule;
+        use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+        pub fn serialize<S: Serializer>(s: &[Schedule], ser: S) -> Result<S::Ok, S::Error> {
+            ser.collect_seq(s.iter().map(Schedule::name))
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<Schedule>, D::Error> {
+            Vec::<String>::deserialize(de)?
+                .iter()
+                .map(|n| n.parse().map_err(D::Error::custom))
+                .collect()
+        }
     }
 }
 

@@ -103,6 +103,17 @@ impl FromStr for Shape {
     }
 }
 
+/// A comma-separated list of shapes as the command line takes it (`D2048,128x21504x5376`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeList(pub Vec<Shape>);
+
+impl FromStr for ShapeList {
+    type Err = ShapeError;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Shape::parse_list(text).map(ShapeList)
+    }
+}
+
 impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}x{}x{}", self.m, self.n, self.k)

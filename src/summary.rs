@@ -96,18 +96,18 @@ fn parity(md: &mut String, report: &RunReport) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            s.shape,
-            s.dtype,
-            s.layout.as_str(),
+            s.problem.shape,
+            s.problem.dtype,
+            s.problem.layout.as_str(),
             // The schedule the times belong to (the head-to-head's), else the chosen one.
             parity
-                .map(|(name, _, _)| name)
-                .or(s.chosen.as_deref())
-                .map_or(NONE.to_string(), code),
+                .map(|(schedule, _, _)| schedule)
+                .or(s.chosen)
+                .map_or(NONE.to_string(), |s| code(&s.name())),
             us(own),
-            tf(&s.shape, own),
+            tf(&s.problem.shape, own),
             us(cublas),
-            tf(&s.shape, cublas),
+            tf(&s.problem.shape, cublas),
             ratio
         );
     }
@@ -165,7 +165,7 @@ fn gate(md: &mut String, report: &RunReport) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} |",
-            s.shape,
+            s.problem.shape,
             count(Verdict::Pass),
             count(Verdict::Fail),
             count(Verdict::NotRun) - ranked_only,
@@ -180,8 +180,8 @@ fn gate(md: &mut String, report: &RunReport) {
             let _ = writeln!(
                 details,
                 "- {}: {} failed: {} element(s) differ, rel_rms {:.3e}, max |Δ| {:.3e}",
-                s.shape,
-                code(&c.schedule),
+                s.problem.shape,
+                code(&c.schedule.name()),
                 c.gate.differing,
                 c.gate.rel_rms,
                 c.gate.max_abs_diff
@@ -195,8 +195,8 @@ fn gate(md: &mut String, report: &RunReport) {
             let _ = writeln!(
                 details,
                 "- {}: {} not run: {}",
-                s.shape,
-                code(&c.schedule),
+                s.problem.shape,
+                code(&c.schedule.name()),
                 cell(&status_text(&c.status))
             );
         }
@@ -322,7 +322,7 @@ fn provenance(md: &mut String, report: &RunReport) {
             report
                 .shapes
                 .iter()
-                .map(|s| s.shape.to_string())
+                .map(|s| s.problem.shape.to_string())
                 .collect::<Vec<_>>()
                 .join(", "),
         ),

@@ -4,16 +4,18 @@
 use forge::device::Gpu;
 use forge::device::buffers::DeviceBuffer;
 use forge::device::cache::KernelCache;
+use forge::device::fill::UtilKernels;
 use forge::device::kernel::LoadedVariant;
 use forge::dispatch::Dispatcher;
 use forge::gate::{self, POISON_BITS};
 use forge::kernel_source::KernelVariant;
+use forge::problem::Problem;
 use forge::profile::{Entry, Metadata, Profile};
 use forge::reference::{self, TENSOR_A, TENSOR_B};
 use forge::report::Verdict;
 use forge::schedule::{Dtype, Layout, Schedule};
 use forge::shape::Shape;
-use forge::tune::worker::{Inputs, Util, ensure_loaded, fill_random, load_util, run_once};
+use forge::tune::worker::{Inputs, ensure_loaded, run_once};
 use std::collections::HashMap;
 
 fn gpu() -> Option<Gpu> {
@@ -34,12 +36,12 @@ fn cache() -> KernelCache {
 
 const SEED: u64 = 99;
 
-fn inputs(gpu: &Gpu, util: &Util, shape: &Shape, seed: u64) -> Inputs {
+fn inputs(gpu: &Gpu, util: &UtilKernels, shape: &Shape, seed: u64) -> Inputs {
     let (m, n, k) = (shape.m as usize, shape.n as usize, shape.k as usize);
     let a = DeviceBuffer::new(&gpu.ctx, m * k).unwrap();
     let b = DeviceBuffer::new(&gpu.ctx, n * k).unwrap();
-    fill_random(gpu, util, &a, seed, 0, TENSOR_A).unwrap();
-    fill_random(gpu, util, &b, seed, 0, TENSOR_B).unwrap();
+    util.fill_random(gpu, &a, seed, 0, TENSOR_A).unwrap();
+    util.fill_random(gpu, &b, seed, 0, TENSOR_B).unwrap();
     Inputs {
         a: vec![a],
         b: vec![b],
@@ -93,7 +95,7 @@ fn schedules() -> Vec<&'static str> {
 fn every_family_matches_fp64_and_the_gate_sorts_them() {
     let Some(gpu) = gpu() else { return };
     let cache = cache();
-    let util = load_util(&gpu, &cache).unwrap();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
     let arch = gpu.info.arch().unwrap();
     for shape in [
         Shape::new(1024, 1024, 1024),
@@ -140,7 +142,7 @@ fn every_family_matches_fp64_and_the_gate_sorts_them() {
 fn chained_tail_is_bit_identical_and_reruns_identically() {
     let Some(gpu) = gpu() else { return };
     let cache = cache();
-    let util = load_util(&gpu, &cache).unwrap();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
     for (name, shape) in [
         (
             "wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1",
@@ -191,7 +193,7 @@ fn chained_tail_is_bit_identical_and_reruns_identically() {
 fn gate_rejects_a_planted_one_ulp_change() {
     let Some(gpu) = gpu() else { return };
     let cache = cache();
-    let util = load_util(&gpu, &cache).unwrap();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
     let shape = Shape::new(256, 256, 256);
     let ins = inputs(&gpu, &util, &shape, SEED);
     let mut loaded = HashMap::new();
@@ -214,24 +216,20 @@ fn gate_rejects_a_planted_one_ulp_change() {
 fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     let Some(gpu) = gpu() else { return };
     let cache = cache();
-    let util = load_util(&gpu, &cache).unwrap();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
     let tuned = Shape::new(2048, 2048, 2048);
     let chosen = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1";
     let mut meta = Metadata::now(&gpu.info.arch, Dtype::Tf32, false);
     meta.device_name = gpu.info.name.clone();
     let entry = Entry::predicted(
-        Dtype::Tf32,
-        Layout::Tn,
-        tuned,
+        Problem::new(Dtype::Tf32, Layout::Tn, tuned),
         &chosen.parse().unwrap(),
         0.0,
     );
     // A chained-tail entry: the dispatcher owns its zeroed workspace.
     let chained = Shape::new(5120, 1792, 1024);
     let chained_entry = Entry::predicted(
-        Dtype::Tf32,
-        Layout::Tn,
-        chained,
+        Problem::new(Dtype::Tf32, Layout::Tn, chained),
         &"wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1"
             .parse()
             .unwrap(),
@@ -274,7 +272,7 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     let ins = inputs(&gpu, &util, &shape, SEED);
     let s: Schedule = d.selection(&shape).schedule;
     let v = KernelVariant::new(&s, &shape);
-    let (compiled, _) = cache
+    let compiled = cache
         .get_or_compile(&v.label(), &v.source(), &gpu.info.arch)
         .unwrap();
     let raw = LoadedVariant::load(&gpu, v, &compiled).unwrap();
@@ -364,7 +362,7 @@ fn tune_survives_a_faulting_and_a_hanging_candidate() {
     let status = |n: &str| {
         s.candidates
             .iter()
-            .find(|c| c.schedule == n)
+            .find(|c| c.schedule.name() == n)
             .unwrap()
             .status
             .clone()
@@ -382,7 +380,7 @@ fn tune_survives_a_faulting_and_a_hanging_candidate() {
     for name in [&picks[0], &picks[3]] {
         assert_eq!(status(name), forge::report::Status::Measured, "{name}");
     }
-    assert!(s.chosen.is_some() && s.chosen.as_ref() != Some(faulty));
+    assert!(s.chosen.is_some() && s.chosen.map(|c| c.name()).as_ref() != Some(faulty));
     assert!(Profile::load(&dir.join("p.toml")).unwrap().entries.len() == 1);
     eprintln!(
         "fault isolation: {faulty} -> {:?}; {hung} -> {:?}",

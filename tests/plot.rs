@@ -28,7 +28,7 @@ fn fixture_is_synthetic_and_covers_the_cases() {
     assert_eq!(r.shapes.len(), 3);
     let all = || r.shapes.iter().flat_map(|s| &s.candidates);
     assert!(
-        all().any(|c| c.gate.verdict == Verdict::Fail && c.schedule.ends_with("_k2")),
+        all().any(|c| c.gate.verdict == Verdict::Fail && c.schedule.name().ends_with("_k2")),
         "a split-K gate failure"
     );
     assert!(all().any(|c| matches!(c.status, Status::CompileFailed(_))));
@@ -232,8 +232,8 @@ fn winner_map_predicts_only_bit_exact_schedules_and_covers_tuned_shapes() {
     let mut r = fixture();
     // A tuned shape beyond the default grid: N = 28672 at the common K.
     let mut wide = r.shapes[0].clone();
-    wide.shape.m = 128;
-    wide.shape.n = 28672;
+    wide.problem.shape.m = 128;
+    wide.problem.shape.n = 28672;
     r.shapes.push(wide);
     let map = plot::winner_map::winner_map(&r);
     assert_eq!(map.grid_max, 32768, "28672 rounded up to a power of two");
@@ -258,7 +258,7 @@ fn crowded_reports_keep_their_legends_inside_the_picture() {
     let base = r.shapes[0].clone();
     for i in 0..30 {
         let mut s = base.clone();
-        s.shape.m = 256 + 64 * i;
+        s.problem.shape.m = 256 + 64 * i;
         r.shapes.push(s);
     }
     let dir = out_dir("crowded");

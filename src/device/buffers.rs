@@ -1,5 +1,7 @@
 //! Device buffers of f32 owned by forge: raw allocations with explicit pointers, because the
 //! kernels take raw pointers and tensor maps, and timing needs no hidden synchronization.
+//! Raw driver calls here: cudarc's `CudaSlice` hands out pointers only through stream-tracked
+//! guards, and it has no 32-bit pattern fill (the gate's NaN poison).
 
 use super::DeviceError;
 use cudarc::driver::{CudaContext, CudaStream, result, sys};

@@ -33,13 +33,6 @@ pub struct KernelCache {
     nvrtc_version: String,
 }
 
-/// Whether a lookup was served from disk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Origin {
-    Hit,
-    Compiled,
-}
-
 impl KernelCache {
     pub fn new(dir: &Path) -> Result<KernelCache, NvrtcError> {
         Ok(KernelCache {
@@ -50,10 +43,6 @@ impl KernelCache {
 
     pub fn dir(&self) -> &Path {
         &self.dir
-    }
-
-    pub fn nvrtc_version(&self) -> &str {
-        &self.nvrtc_version
     }
 
     /// The cache key of a translation unit for an architecture.
@@ -73,7 +62,7 @@ impl KernelCache {
         label: &str,
         source: &str,
         arch: &str,
-    ) -> Result<(Compiled, Origin), NvrtcError> {
+    ) -> Result<Compiled, NvrtcError> {
         let key = self.key(source, arch);
         let cubin_path = self.dir.join(format!("{key}.cubin"));
         let log_path = self.dir.join(format!("{key}.log"));
@@ -81,12 +70,12 @@ impl KernelCache {
             std::fs::read(&cubin_path),
             std::fs::read_to_string(&log_path),
         ) {
-            return Ok((Compiled { cubin, log }, Origin::Hit));
+            return Ok(Compiled { cubin, log });
         }
         let compiled = nvrtc::compile(label, source, arch)?;
         // A failed cache write only costs a recompile next time.
         let _ = write_atomically(&log_path, compiled.log.as_bytes())
             .and_then(|_| write_atomically(&cubin_path, &compiled.cubin));
-        Ok((compiled, Origin::Compiled))
+        Ok(compiled)
     }
 }

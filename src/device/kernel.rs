@@ -5,7 +5,7 @@ use super::{DeviceError, Gpu};
 use crate::kernel_source::{GEMM_ENTRY, KernelVariant, SPLITK_REDUCE_ENTRY};
 use crate::schedule::{Family, Raster, Schedule};
 use crate::shape::Shape;
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream, sys};
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg, sys};
 use cudarc::nvrtc::Ptx;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -83,24 +83,12 @@ impl LoadedVariant {
         };
         let threads = probe.threads();
         let smem = probe.smem_bytes();
-        unsafe {
-            sys::cuFuncSetAttribute(
-                gemm.cu_function(),
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem as i32,
-            )
-        }
-        .result()?;
-        let mut per_sm = 0i32;
-        unsafe {
-            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                &mut per_sm,
-                gemm.cu_function(),
-                threads as i32,
-                smem as usize,
-            )
-        }
-        .result()?;
+        gemm.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem as i32,
+        )?;
+        let per_sm =
+            gemm.occupancy_max_active_blocks_per_multiprocessor(threads, smem as usize, None)?;
         if per_sm < 1 {
             return Err(DeviceError::Other(format!(
                 "{}: no CTA fits on an SM ({threads} threads, {smem} B shared memory)",
@@ -203,6 +191,8 @@ impl LoadedVariant {
             attrs: std::ptr::null_mut(),
             numAttrs: 0,
         };
+        // Raw: the hot path of every dispatched GEMM; cudarc's launch builder allocates its
+        // argument list per launch, and a tensor map is a 128-byte by-value parameter.
         unsafe {
             sys::cuLaunchKernelEx(
                 &config,
@@ -225,32 +215,18 @@ impl LoadedVariant {
         c: u64,
         p: &Prepared,
     ) -> Result<(), DeviceError> {
-        let (mut ws, mut c) = (workspace, c);
-        let mut mn = p.params.m * p.params.n;
-        let mut splits = p.params.splits;
-        let mut args: [*mut c_void; 4] = [
-            &mut ws as *mut u64 as *mut c_void,
-            &mut c as *mut u64 as *mut c_void,
-            &mut mn as *mut i32 as *mut c_void,
-            &mut splits as *mut i32 as *mut c_void,
-        ];
+        let (mn, splits) = (p.params.m * p.params.n, p.params.splits);
         let blocks = ((mn as u32).div_ceil(REDUCE_THREADS)).min(self.sm_count * 8);
-        unsafe {
-            sys::cuLaunchKernel(
-                self.reduce.cu_function(),
-                blocks,
-                1,
-                1,
-                REDUCE_THREADS,
-                1,
-                1,
-                0,
-                stream.cu_stream(),
-                args.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()?;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (REDUCE_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.reduce);
+        launch.arg(&workspace).arg(&c).arg(&mn).arg(&splits);
+        // Safety: the arguments match `forge_splitk_reduce(const float*, float*, int, int)`;
+        // the workspace holds `splits` partial products of M×N.
+        unsafe { launch.launch(cfg) }?;
         Ok(())
     }
 }
@@ -269,6 +245,7 @@ pub fn encode_tensor_map(
     let strides: [u64; 1] = [cols as u64 * 4];
     let boxes: [u32; 2] = [box_cols, box_rows];
     let elem: [u32; 2] = [1, 1];
+    // Raw: cudarc has no safe form for tensor maps.
     unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map as *mut TensorMap as *mut sys::CUtensorMap,

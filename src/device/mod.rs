@@ -4,6 +4,7 @@
 pub mod buffers;
 pub mod cache;
 pub mod cublas;
+pub mod fill;
 pub mod kernel;
 pub mod nvrtc;
 pub mod timing;
@@ -111,6 +112,7 @@ fn query(ctx: &Arc<CudaContext>) -> Result<DeviceInfo, DeviceError> {
     let mem_clock_khz = attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? as f64;
     let bus_bits = attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)? as f64;
     let mut driver = 0i32;
+    // Raw: cudarc has no safe form for the driver version.
     unsafe { sys::cuDriverGetVersion(&mut driver) }.result()?;
     Ok(DeviceInfo {
         name: ctx.name()?,

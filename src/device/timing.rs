@@ -3,7 +3,7 @@
 
 use super::{DeviceError, Gpu};
 use crate::stats::{Summary, summarize};
-use cudarc::driver::sys;
+use cudarc::driver::sys::CUevent_flags;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -53,23 +53,6 @@ impl TimingConfig {
     }
 }
 
-struct Event(sys::CUevent);
-
-impl Event {
-    fn new() -> Result<Event, DeviceError> {
-        let mut e = std::ptr::null_mut();
-        unsafe { sys::cuEventCreate(&mut e, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) }
-            .result()?;
-        Ok(Event(e))
-    }
-}
-
-impl Drop for Event {
-    fn drop(&mut self) {
-        unsafe { sys::cuEventDestroy_v2(self.0) };
-    }
-}
-
 /// Times `launch(set)` (one kernel run on input set `set`), rotating over `sets` sets.
 /// Returns the summary (µs per launch) and every sample.
 pub fn time_kernel(
@@ -78,8 +61,8 @@ pub fn time_kernel(
     cfg: &TimingConfig,
     mut launch: impl FnMut(usize) -> Result<(), DeviceError>,
 ) -> Result<(Summary, Vec<f64>), DeviceError> {
-    let stream = gpu.stream.cu_stream();
-    let (start, stop) = (Event::new()?, Event::new()?);
+    let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let (start, stop) = (gpu.ctx.new_event(timing)?, gpu.ctx.new_event(timing)?);
     let mut set = 0usize;
     let mut next_set = || {
         let s = set;
@@ -89,15 +72,12 @@ pub fn time_kernel(
     let mut timed = |count: usize,
                      launch: &mut dyn FnMut(usize) -> Result<(), DeviceError>|
      -> Result<f64, DeviceError> {
-        unsafe { sys::cuEventRecord(start.0, stream) }.result()?;
+        start.record(&gpu.stream)?;
         for _ in 0..count {
             launch(next_set())?;
         }
-        unsafe { sys::cuEventRecord(stop.0, stream) }.result()?;
-        unsafe { sys::cuEventSynchronize(stop.0) }.result()?;
-        let mut ms = 0f32;
-        unsafe { sys::cuEventElapsedTime_v2(&mut ms, start.0, stop.0) }.result()?;
-        Ok(ms as f64 * 1000.0)
+        stop.record(&gpu.stream)?;
+        Ok(start.elapsed_ms(&stop)? as f64 * 1000.0)
     };
     // Warm-up, and a first estimate of one launch.
     let mut one = timed(1, &mut launch)?;

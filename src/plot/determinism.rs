@@ -57,20 +57,20 @@ pub struct DeterminismRow {
 /// The row of one shape; `None` when nothing was timed.
 pub fn determinism_row(s: &ShapeReport) -> Option<DeterminismRow> {
     let timed = |(c, m): (&crate::report::Candidate, &Measurement)| Timed {
-        name: c.schedule.clone(),
+        name: c.schedule.name(),
         us: m.median_us,
-        tflops: tflops(&s.shape, m),
+        tflops: tflops(&s.problem.shape, m),
     };
     let overall = s.fastest_overall().map(timed)?;
     let passing = s.fastest_passing().map(timed);
     let cublas = s.cublas.as_ref().map(|m| Timed {
         name: "cuBLAS".to_string(),
         us: m.median_us,
-        tflops: tflops(&s.shape, m),
+        tflops: tflops(&s.problem.shape, m),
     });
     Some(DeterminismRow {
-        shape: s.shape.to_string(),
-        label: axis_label(&s.shape),
+        shape: s.problem.shape.to_string(),
+        label: axis_label(&s.problem.shape),
         price_pct: passing.as_ref().map(|p| price_pct(p.us, overall.us)),
         passing,
         overall: Some(overall),

@@ -22,7 +22,7 @@ pub mod winner_map;
 pub use model_accuracy::{average_ranks, spearman, top1_regret_pct};
 
 use crate::report::RunReport;
-use crate::schedule::Schedule;
+
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -117,15 +117,6 @@ pub(crate) fn render_pair(
         root.present()?;
     }
     Ok(vec![png_path, svg_path])
-}
-
-/// The instruction family of a schedule name (`mma_sync`, `wgmma`), or `other` for a name
-/// that does not parse.
-pub(crate) fn family_of(name: &str) -> &'static str {
-    match name.parse::<Schedule>() {
-        Ok(s) => s.family.as_str(),
-        Err(_) => "other",
-    }
 }
 
 /// Categorical palette (Tableau 10 without its grey, which marks "other").
@@ -346,7 +337,11 @@ pub(crate) fn split_with_legend<DB: DrawingBackend>(
 
 /// The dtypes of the report's shapes, as `tf32` or `tf32, bf16`.
 pub(crate) fn dtypes(report: &RunReport) -> String {
-    let mut v: Vec<&str> = report.shapes.iter().map(|s| s.dtype.as_str()).collect();
+    let mut v: Vec<&str> = report
+        .shapes
+        .iter()
+        .map(|s| s.problem.dtype.as_str())
+        .collect();
     v.sort_unstable();
     v.dedup();
     v.join(", ")

@@ -97,15 +97,15 @@ pub fn shape_accuracy(s: &ShapeReport) -> Option<ShapeAccuracy> {
         .map(|(c, m)| (c.predicted_rank, m.median_us))
         .collect();
     Some(ShapeAccuracy {
-        shape: s.shape.to_string(),
+        shape: s.problem.shape.to_string(),
         n: timed.len(),
         rho: spearman(&predicted, &measured),
         regret_pct: top1_regret_pct(&ranked),
-        model_pick: pick.schedule.clone(),
-        measured_best: best.schedule.clone(),
+        model_pick: pick.schedule.name(),
+        measured_best: best.schedule.name(),
         points: timed
             .iter()
-            .map(|(c, m)| (c.predicted_us, m.median_us, c.schedule.clone()))
+            .map(|(c, m)| (c.predicted_us, m.median_us, c.schedule.name()))
             .collect(),
     })
 }

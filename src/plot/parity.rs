@@ -57,23 +57,23 @@ pub fn parity_data(report: &RunReport) -> ParityData {
             continue;
         };
         let point = |schedule: &str, own_us: f64| ParityPoint {
-            flops: s.shape.flops(),
+            flops: s.problem.shape.flops(),
             ratio: speed_ratio(cublas.median_us, own_us),
-            shape: s.shape.to_string(),
+            shape: s.problem.shape.to_string(),
             schedule: schedule.to_string(),
         };
-        let mut best: BTreeMap<&'static str, (&str, f64)> = BTreeMap::new();
+        let mut best: BTreeMap<&'static str, (String, f64)> = BTreeMap::new();
         for (c, m) in s.measured() {
             match c.gate.verdict {
                 Verdict::Pass => {
                     let e = best
-                        .entry(super::family_of(&c.schedule))
-                        .or_insert((&c.schedule, m.median_us));
+                        .entry(c.schedule.family.as_str())
+                        .or_insert((c.schedule.name(), m.median_us));
                     if m.median_us < e.1 {
-                        *e = (&c.schedule, m.median_us);
+                        *e = (c.schedule.name(), m.median_us);
                     }
                 }
-                Verdict::Fail => data.rejected.push(point(&c.schedule, m.median_us)),
+                Verdict::Fail => data.rejected.push(point(&c.schedule.name(), m.median_us)),
                 Verdict::NotRun => {}
             }
         }
@@ -81,13 +81,13 @@ pub fn parity_data(report: &RunReport) -> ParityData {
             data.families
                 .entry(family.to_string())
                 .or_default()
-                .push(point(schedule, us));
+                .push(point(&schedule, us));
         }
         if let Some((schedule, own, cublas)) = s.parity() {
             data.tuned.push(ParityPoint {
-                flops: s.shape.flops(),
+                flops: s.problem.shape.flops(),
                 ratio: speed_ratio(cublas.median_us, own.median_us),
-                shape: s.shape.to_string(),
+                shape: s.problem.shape.to_string(),
                 schedule: schedule.to_string(),
             });
         }

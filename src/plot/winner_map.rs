@@ -51,7 +51,7 @@ pub const TOP_COLORS: usize = 8;
 pub fn most_common_k(report: &RunReport) -> Option<u32> {
     let mut counts: HashMap<u32, usize> = HashMap::new();
     for s in &report.shapes {
-        *counts.entry(s.shape.k).or_default() += 1;
+        *counts.entry(s.problem.shape.k).or_default() += 1;
     }
     counts
         .into_iter()
@@ -121,21 +121,25 @@ pub fn winner_map(report: &RunReport) -> WinnerMap {
             ..Default::default()
         };
     };
-    let at_k: Vec<_> = report.shapes.iter().filter(|s| s.shape.k == k).collect();
+    let at_k: Vec<_> = report
+        .shapes
+        .iter()
+        .filter(|s| s.problem.shape.k == k)
+        .collect();
     let mut winners: Vec<Winner> = at_k
         .iter()
         .filter_map(|s| {
             Some(Winner {
-                m: s.shape.m,
-                n: s.shape.n,
-                schedule: s.chosen.clone()?,
+                m: s.problem.shape.m,
+                n: s.problem.shape.n,
+                schedule: s.chosen?.name(),
                 measured: true,
             })
         })
         .collect();
-    let (dtype, layout) = at_k
-        .first()
-        .map_or((Dtype::Tf32, Layout::Tn), |s| (s.dtype, s.layout));
+    let (dtype, layout) = at_k.first().map_or((Dtype::Tf32, Layout::Tn), |s| {
+        (s.problem.dtype, s.problem.layout)
+    });
     let hi = grid_max(winners.iter().flat_map(|w| [w.m, w.n]));
     let mut note = None;
     let p = &report.provenance;

@@ -4,28 +4,57 @@
 
 use crate::device::DeviceInfo;
 use crate::device::timing::TimingConfig;
+use crate::problem::Problem;
 use crate::report::{GateResult, Measurement, ReferenceCheck, Status};
-use crate::schedule::{Dtype, Layout};
-use crate::shape::Shape;
+use crate::schedule::{self, Schedule};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
-/// One shape's work for a worker.
+/// One problem's work for a worker: either a screen of candidates or one head-to-head.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Job {
-    pub shape: Shape,
-    pub dtype: Dtype,
-    pub layout: Layout,
+    #[serde(flatten)]
+    pub problem: Problem,
     pub seed: u64,
-    /// Schedule names to gate and time, in order.
-    pub candidates: Vec<String>,
+    /// Schedules to gate and time, in order.
+    #[serde(with = "schedule::by_name::vec")]
+    pub candidates: Vec<Schedule>,
     /// Also time cuBLAS (skipped on a restart after a fault: it was measured already).
     pub time_cublas: bool,
     pub cache_dir: String,
     pub timing: TimingConfig,
     /// Instead of screening candidates: time this schedule against cuBLAS in alternating
     /// rounds (the numbers the profile and the parity table report).
-    #[serde(default)]
-    pub head_to_head: Option<String>,
+    #[serde(default, with = "schedule::by_name::opt")]
+    pub head_to_head: Option<Schedule>,
+}
+
+impl Job {
+    /// A job for `problem` that does nothing yet: add [`Job::screen`] or [`Job::head_to_head`].
+    pub fn new(problem: Problem, seed: u64, cache_dir: &Path, timing: &TimingConfig) -> Job {
+        Job {
+            problem,
+            seed,
+            candidates: vec![],
+            time_cublas: false,
+            cache_dir: cache_dir.display().to_string(),
+            timing: timing.clone(),
+            head_to_head: None,
+        }
+    }
+
+    /// Gate and time `candidates` (and cuBLAS once, when `time_cublas`).
+    pub fn screen(mut self, candidates: Vec<Schedule>, time_cublas: bool) -> Job {
+        self.candidates = candidates;
+        self.time_cublas = time_cublas;
+        self
+    }
+
+    /// Time `schedule` against cuBLAS in alternating rounds.
+    pub fn head_to_head(mut self, schedule: Schedule) -> Job {
+        self.head_to_head = Some(schedule);
+        self
+    }
 }
 
 /// Alternating rounds of own and cuBLAS timing in one process.
@@ -49,16 +78,19 @@ pub enum Event {
         gate: GateResult,
     },
     Start {
-        schedule: String,
+        #[serde(with = "schedule::by_name")]
+        schedule: Schedule,
     },
     HeadToHead {
-        schedule: String,
+        #[serde(with = "schedule::by_name")]
+        schedule: Schedule,
         own: Measurement,
         cublas: Measurement,
         rounds: u32,
     },
     Result {
-        schedule: String,
+        #[serde(with = "schedule::by_name")]
+        schedule: Schedule,
         status: Status,
         measured: Option<Measurement>,
         gate: GateResult,
@@ -80,5 +112,26 @@ pub fn measurement(summary: &crate::stats::Summary, flops: f64) -> Measurement {
         samples: summary.n as u32,
         outliers: summary.outliers as u32,
         tflops: flops / (summary.median * 1e-6) / 1e12,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::{Dtype, Layout};
+    use crate::shape::Shape;
+
+    #[test]
+    fn jobs_round_trip_through_their_file_form() {
+        let problem = Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(64, 96, 128));
+        let canonical = Schedule::canonical(Dtype::Tf32);
+        let job = Job::new(problem, 7, Path::new("/c"), &TimingConfig::default())
+            .screen(vec![canonical], true);
+        let text = serde_json::to_string(&job).unwrap();
+        assert!(text.contains(&format!("\"{canonical}\"")), "{text}");
+        let back: Job = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.problem, problem);
+        assert_eq!(back.candidates, vec![canonical]);
+        assert!(back.time_cublas && back.head_to_head.is_none());
     }
 }

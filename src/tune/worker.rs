@@ -6,6 +6,7 @@ use super::protocol::{Event, HEAD_TO_HEAD_ROUNDS, Job, measurement};
 use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::cublas::Cublas;
+use crate::device::fill::UtilKernels;
 use crate::device::kernel::{LoadedVariant, Prepared};
 use crate::device::timing::{TimingConfig, time_kernel};
 use crate::device::{DeviceError, Gpu};
@@ -16,12 +17,9 @@ use crate::report::{GateResult, ReferenceCheck, Status};
 use crate::schedule::Schedule;
 use crate::shape::Shape;
 use crate::stats::{Summary, summarize};
-use cudarc::driver::{CudaFunction, CudaModule, sys};
 use rayon::prelude::*;
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::io::Write;
-use std::sync::Arc;
 
 /// Exit code of a worker whose CUDA context died (the in-flight candidate faulted).
 pub const EXIT_FAULT: i32 = 3;
@@ -54,11 +52,12 @@ enum Injection {
     Hang,
 }
 
-fn injected(name: &str) -> Option<Injection> {
+fn injected(schedule: &Schedule) -> Option<Injection> {
+    let name = schedule.name();
     let spec = std::env::var(INJECT_ENV).ok()?;
     spec.split(',').find_map(|item| match item.split_once(':') {
-        Some(("fault", n)) if n == name => Some(Injection::Fault),
-        Some(("hang", n)) if n == name => Some(Injection::Hang),
+        Some(("fault", n)) if n == name.as_str() => Some(Injection::Fault),
+        Some(("hang", n)) if n == name.as_str() => Some(Injection::Hang),
         _ => None,
     })
 }
@@ -70,66 +69,8 @@ pub fn input_sets(shape: &Shape, l2_bytes: u64) -> u32 {
     (2 * l2_bytes).div_ceil(per_set).clamp(1, MAX_SETS) as u32
 }
 
-pub struct Util {
-    _module: Arc<CudaModule>,
-    fill: CudaFunction,
-}
-
-pub fn load_util(gpu: &Gpu, cache: &KernelCache) -> Result<Util, DeviceError> {
-    let (compiled, _) = cache.get_or_compile(
-        "forge_util",
-        include_str!("../../kernels/util.cu"),
-        &gpu.info.arch,
-    )?;
-    let module = gpu
-        .ctx
-        .load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin))?;
-    let fill = module.load_function("forge_fill_random")?;
-    Ok(Util {
-        _module: module,
-        fill,
-    })
-}
-
-pub fn fill_random(
-    gpu: &Gpu,
-    util: &Util,
-    buf: &DeviceBuffer,
-    seed: u64,
-    set: u32,
-    tensor: u64,
-) -> Result<(), DeviceError> {
-    let (mut out, mut n, mut seed, mut set, mut tensor) =
-        (buf.ptr(), buf.len() as u64, seed, set, tensor);
-    let mut args: [*mut c_void; 5] = [
-        &mut out as *mut u64 as *mut c_void,
-        &mut n as *mut u64 as *mut c_void,
-        &mut seed as *mut u64 as *mut c_void,
-        &mut set as *mut u32 as *mut c_void,
-        &mut tensor as *mut u64 as *mut c_void,
-    ];
-    let blocks = (n.div_ceil(256)).min(gpu.info.sm_count as u64 * 16) as u32;
-    unsafe {
-        sys::cuLaunchKernel(
-            util.fill.cu_function(),
-            blocks,
-            1,
-            1,
-            256,
-            1,
-            1,
-            0,
-            gpu.stream.cu_stream(),
-            args.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    }
-    .result()?;
-    Ok(())
-}
-
 fn check_reference(job: &Job, golden: &[f32]) -> ReferenceCheck {
-    let Shape { m, n, k } = job.shape;
+    let Shape { m, n, k } = job.problem.shape;
     let count = REFERENCE_SAMPLES.min(m as usize * n as usize).max(4);
     let positions = reference::sample_positions(job.seed, m, n, count);
     let pairs: Vec<(f64, f64)> = positions
@@ -160,9 +101,9 @@ fn check_reference(job: &Job, golden: &[f32]) -> ReferenceCheck {
 pub fn run(job: &Job) -> Result<(), DeviceError> {
     let gpu = Gpu::open(0)?;
     let cache = KernelCache::new(std::path::Path::new(&job.cache_dir))?;
-    let util = load_util(&gpu, &cache)?;
+    let util = UtilKernels::load(&gpu, &cache)?;
     let cublas = Cublas::new(&gpu)?;
-    let shape = job.shape;
+    let shape = job.problem.shape;
     let sets = input_sets(&shape, gpu.info.l2_bytes);
     emit(&Event::Device {
         info: gpu.info.clone(),
@@ -170,11 +111,6 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         input_sets: sets,
     });
     let (m, n, k) = (shape.m as usize, shape.n as usize, shape.k as usize);
-    let schedules: Vec<Schedule> = job
-        .candidates
-        .iter()
-        .map(|c| c.parse().map_err(|e| DeviceError::Other(format!("{e}"))))
-        .collect::<Result<_, _>>()?;
     let mut inputs = Inputs {
         a: vec![],
         b: vec![],
@@ -184,8 +120,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     for set in 0..sets {
         let a = DeviceBuffer::new(&gpu.ctx, m * k)?;
         let b = DeviceBuffer::new(&gpu.ctx, n * k)?;
-        fill_random(&gpu, &util, &a, job.seed, set, TENSOR_A)?;
-        fill_random(&gpu, &util, &b, job.seed, set, TENSOR_B)?;
+        util.fill_random(&gpu, &a, job.seed, set, TENSOR_A)?;
+        util.fill_random(&gpu, &b, job.seed, set, TENSOR_B)?;
         inputs.a.push(a);
         inputs.b.push(b);
         inputs.c.push(DeviceBuffer::new(&gpu.ctx, m * n)?);
@@ -193,7 +129,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     let mut loaded: HashMap<KernelVariant, LoadedVariant> = HashMap::new();
 
     // The golden output C₀: the canonical schedule on input set 0.
-    let canonical = Schedule::canonical(job.dtype);
+    let canonical = Schedule::canonical(job.problem.dtype);
     ensure_loaded(&gpu, &cache, &mut loaded, &canonical, &shape)?;
     let golden = run_once(&gpu, &loaded, &canonical, &shape, &inputs)?;
     emit(&Event::Reference {
@@ -201,17 +137,14 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     });
 
     let flops = shape.flops();
-    if let Some(name) = &job.head_to_head {
-        let schedule: Schedule = name
-            .parse()
-            .map_err(|e| DeviceError::Other(format!("{e}")))?;
+    if let Some(schedule) = job.head_to_head {
         ensure_loaded(&gpu, &cache, &mut loaded, &schedule, &shape)?;
         let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
         grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
         let out = run_once(&gpu, &loaded, &schedule, &shape, &inputs)?;
         if gate::compare(&golden, &out).verdict != crate::report::Verdict::Pass {
             return Err(DeviceError::Other(format!(
-                "{name} no longer passes the gate"
+                "{schedule} no longer passes the gate"
             )));
         }
         let plans = plans(lv, &schedule, &shape, &inputs)?;
@@ -231,7 +164,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             }
         }
         emit(&Event::HeadToHead {
-            schedule: name.clone(),
+            schedule,
             own: measurement(&summarize(&own), flops),
             cublas: measurement(&summarize(&cub), flops),
             rounds: HEAD_TO_HEAD_ROUNDS as u32,
@@ -255,15 +188,14 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         });
     }
 
-    for (name, schedule) in job.candidates.iter().zip(&schedules) {
-        emit(&Event::Start {
-            schedule: name.clone(),
-        });
-        let result = ensure_loaded(&gpu, &cache, &mut loaded, schedule, &shape).and_then(|_| {
-            match injected(name) {
+    for schedule in &job.candidates {
+        let schedule = *schedule;
+        emit(&Event::Start { schedule });
+        let result = ensure_loaded(&gpu, &cache, &mut loaded, &schedule, &shape).and_then(|_| {
+            match injected(&schedule) {
                 Some(Injection::Fault) => {
-                    let lv = &loaded[&KernelVariant::new(schedule, &shape)];
-                    let p = lv.prepare(schedule, &shape, BAD_POINTER, inputs.b[0].ptr())?;
+                    let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
+                    let p = lv.prepare(&schedule, &shape, BAD_POINTER, inputs.b[0].ptr())?;
                     lv.launch(&gpu.stream, &p, inputs.c[0].ptr(), inputs.workspace.ptr())?;
                     gpu.stream.synchronize()?;
                 }
@@ -272,11 +204,11 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                 },
                 None => {}
             }
-            let lv = &loaded[&KernelVariant::new(schedule, &shape)];
-            grow_workspace(&gpu, &mut inputs, lv, schedule, &shape)?;
-            let out = run_once(&gpu, &loaded, schedule, &shape, &inputs)?;
+            let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
+            grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
+            let out = run_once(&gpu, &loaded, &schedule, &shape, &inputs)?;
             let gate = gate::compare(&golden, &out);
-            let plans = plans(lv, schedule, &shape, &inputs)?;
+            let plans = plans(lv, &schedule, &shape, &inputs)?;
             let (summary, _) = time_plans(&gpu, lv, &plans, &inputs, &job.timing)?;
             // The last timed launch on set 0 must still give C₀ (a chained tail depends on
             // the previous launch leaving its flags at zero).
@@ -290,7 +222,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         });
         match result {
             Ok((gate, summary)) => emit(&Event::Result {
-                schedule: name.clone(),
+                schedule,
                 status: Status::Measured,
                 measured: Some(measurement(&summary, flops)),
                 gate,
@@ -301,7 +233,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                 // synchronization (illegal address, …) has destroyed it.
                 let context_alive = gpu.stream.synchronize().is_ok();
                 if !context_alive {
-                    eprintln!("forge worker: {name} faulted: {message}");
+                    eprintln!("forge worker: {schedule} faulted: {message}");
                     std::process::exit(EXIT_FAULT);
                 }
                 let status = match e {
@@ -309,7 +241,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                     _ => Status::LaunchFailed(message),
                 };
                 emit(&Event::Result {
-                    schedule: name.clone(),
+                    schedule,
                     status,
                     measured: None,
                     gate: GateResult::not_run(),
@@ -381,7 +313,7 @@ pub fn ensure_loaded(
 ) -> Result<(), DeviceError> {
     let v = KernelVariant::new(s, shape);
     if let std::collections::hash_map::Entry::Vacant(e) = loaded.entry(v) {
-        let (compiled, _) = cache.get_or_compile(&v.label(), &v.source(), &gpu.info.arch)?;
+        let compiled = cache.get_or_compile(&v.label(), &v.source(), &gpu.info.arch)?;
         e.insert(LoadedVariant::load(gpu, v, &compiled)?);
     }
     Ok(())

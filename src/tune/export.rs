@@ -1,0 +1,86 @@
+//! The run report on disk: `report.json` (everything) and `report.csv` (one row per
+//! candidate, CUTLASS-profiler-like columns), both written atomically after every shape.
+
+use crate::profile;
+use crate::report::{REPORT_CSV, REPORT_JSON, RunReport, Status};
+use anyhow::Context;
+use std::path::Path;
+
+/// Writes report.json and report.csv atomically.
+pub fn write_report(dir: &Path, report: &RunReport) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let json = serde_json::to_string_pretty(report)?;
+    profile::write_atomically(&dir.join(REPORT_JSON), json.as_bytes())?;
+    let mut w = csv::Writer::from_writer(vec![]);
+    w.write_record([
+        "Problem",
+        "Operation",
+        "m",
+        "n",
+        "k",
+        "tile",
+        "stages",
+        "workers",
+        "swizzle",
+        "persistent",
+        "cluster",
+        "split_k",
+        "Status",
+        "Gate",
+        "Differing",
+        "RelRms",
+        "PredictedRank",
+        "PredictedUs",
+        "Runtime",
+        "CiLow",
+        "CiHigh",
+        "GFLOPs",
+        "CublasRuntime",
+        "CublasGFLOPs",
+        "RatioVsCublas",
+    ])?;
+    for (problem, s) in report.shapes.iter().enumerate() {
+        for c in &s.candidates {
+            let x = &c.schedule;
+            let m = c.measured.as_ref();
+            let cub = s.cublas.as_ref();
+            let status = match &c.status {
+                Status::Measured => "measured".to_string(),
+                other => format!("{other:?}"),
+            };
+            w.write_record([
+                problem.to_string(),
+                c.schedule.name(),
+                s.problem.shape.m.to_string(),
+                s.problem.shape.n.to_string(),
+                s.problem.shape.k.to_string(),
+                format!("{}x{}x{}", x.tile.bm, x.tile.bn, x.tile.bk),
+                x.stages.to_string(),
+                x.workers.to_string(),
+                format!("{}{:?}", x.group, x.raster),
+                x.persistence.as_str().to_string(),
+                x.cluster.to_string(),
+                x.split_k.to_string(),
+                status,
+                format!("{:?}", c.gate.verdict),
+                c.gate.differing.to_string(),
+                format!("{:e}", c.gate.rel_rms),
+                c.predicted_rank.to_string(),
+                format!("{:.3}", c.predicted_us),
+                m.map_or(String::new(), |m| format!("{:.3}", m.median_us)),
+                m.map_or(String::new(), |m| format!("{:.3}", m.ci_low_us)),
+                m.map_or(String::new(), |m| format!("{:.3}", m.ci_high_us)),
+                m.map_or(String::new(), |m| format!("{:.1}", m.tflops * 1e3)),
+                cub.map_or(String::new(), |c| format!("{:.3}", c.median_us)),
+                cub.map_or(String::new(), |c| format!("{:.1}", c.tflops * 1e3)),
+                match (m, cub) {
+                    (Some(m), Some(c)) => format!("{:.4}", c.median_us / m.median_us),
+                    _ => String::new(),
+                },
+            ])?;
+        }
+    }
+    let bytes = w.into_inner()?;
+    profile::write_atomically(&dir.join(REPORT_CSV), &bytes)?;
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! Which schedules a shape's screen times: the cost model's diverse top picks, the best
+//! split-K schedule (it prices determinism) and the canonical one; and their compilation.
+
+use super::progress;
+use crate::cost_model::Ranked;
+use crate::device::cache::KernelCache;
+use crate::kernel_source::KernelVariant;
+use crate::problem::Problem;
+use crate::report::{Candidate, GateResult, Status};
+use crate::schedule::{Family, Schedule, Tile};
+use rayon::prelude::*;
+use std::collections::{HashMap, HashSet};
+
+/// Schedules that share one compiled kernel (they differ only in raster order or
+/// persistence) are often predicted within a hair of each other, and so are the stage counts
+/// of one tile. Benchmarking eight of them would spend the budget on one corner of the space,
+/// so the picks walk the ranking and take at most one schedule per kernel configuration and
+/// at most [`PER_TILE`] per (family, tile, cluster). Only schedules that keep the canonical
+/// reduction order are picked: the others cannot pass the gate.
+pub const PER_TILE: usize = 2;
+
+pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
+    let mut kernels: HashSet<(Family, Tile, u32, u32, u32, u32)> = HashSet::new();
+    let mut tiles: HashMap<(Family, Tile, u32), usize> = HashMap::new();
+    let mut out = Vec::new();
+    for (i, r) in ranked.iter().enumerate() {
+        let s = &r.schedule;
+        if s.changes_reduction_order() {
+            continue;
+        }
+        let per_tile = tiles.entry((s.family, s.tile, s.cluster)).or_default();
+        if *per_tile < PER_TILE
+            && kernels.insert((s.family, s.tile, s.stages, s.workers, s.cluster, s.split_k))
+        {
+            *per_tile += 1;
+            out.push((i, r));
+            if out.len() == top {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The screen's picks with their 0-based rank: every schedule when `exhaustive`, else the
+/// diverse top `top`; plus the best split-K schedule (expected to fail the gate: it prices
+/// determinism, fastest passing against fastest overall) and the canonical schedule.
+pub fn screen_picks(ranked: &[Ranked], top: usize, exhaustive: bool) -> Vec<(usize, &Ranked)> {
+    let mut picks: Vec<(usize, &Ranked)> = if exhaustive {
+        ranked.iter().enumerate().collect()
+    } else {
+        pick_diverse(ranked, top)
+    };
+    let mut add = |wanted: &dyn Fn(&Schedule) -> bool| {
+        if !picks.iter().any(|(_, r)| wanted(&r.schedule))
+            && let Some(p) = ranked.iter().position(|r| wanted(&r.schedule))
+        {
+            picks.push((p, &ranked[p]));
+        }
+    };
+    add(&|s| s.split_k > 1);
+    if let Some(first) = ranked.first() {
+        let canonical = Schedule::canonical(first.schedule.dtype);
+        add(&|s| *s == canonical);
+    }
+    picks
+}
+
+/// A candidate as the cost model ranked it (`rank` is 0-based), nothing measured yet.
+pub fn candidate(rank: usize, r: &Ranked, status: Status) -> Candidate {
+    Candidate {
+        schedule: r.schedule,
+        predicted_rank: rank as u32 + 1,
+        predicted_us: r.prediction.time_us,
+        predicted_dominant: r.prediction.dominant.to_string(),
+        status,
+        measured: None,
+        gate: GateResult::not_run(),
+    }
+}
+
+/// Compiles every variant the picks need, in parallel, and returns the candidates: those
+/// whose variant failed ptxas's check carry `CompileFailed`, the rest `Predicted`.
+pub fn compile(
+    cache: &KernelCache,
+    arch: &str,
+    problem: &Problem,
+    picks: &[(usize, &Ranked)],
+) -> Vec<Candidate> {
+    let variant = |s: &Schedule| KernelVariant::new(s, &problem.shape);
+    let mut variants: Vec<KernelVariant> =
+        picks.iter().map(|(_, r)| variant(&r.schedule)).collect();
+    variants.sort();
+    variants.dedup();
+    let pb = progress::bar(variants.len() as u64, "compile");
+    let failures: HashMap<KernelVariant, String> = variants
+        .par_iter()
+        .filter_map(|v| {
+            let result = crate::kernel_check::compile_clean(cache, v, arch);
+            pb.inc(1);
+            result.err().map(|reason| (*v, reason))
+        })
+        .collect();
+    pb.finish_with_message(format!("{} failed", failures.len()));
+    picks
+        .iter()
+        .map(|(rank, r)| {
+            let status = match failures.get(&variant(&r.schedule)) {
+                Some(reason) => Status::CompileFailed(reason.clone()),
+                None => Status::Predicted,
+            };
+            candidate(*rank, r, status)
+        })
+        .collect()
+}
