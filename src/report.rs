@@ -118,6 +118,22 @@ pub struct ReferenceCheck {
     pub passed: bool,
 }
 
+/// cuBLAS's output on input set 0: how many elements carry the canonical output's exact bits
+/// (all of them where cuBLAS runs a single-pass kernel on the same contract's inputs), and its
+/// error against the FP64 reference on the canonical check's samples.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CublasAccuracy {
+    pub bits: GateResult,
+    pub reference: ReferenceCheck,
+}
+
+impl CublasAccuracy {
+    /// Fraction of the output's elements bit-identical to the canonical output.
+    pub fn identical_fraction(&self, elements: u64) -> f64 {
+        1.0 - self.bits.differing as f64 / elements.max(1) as f64
+    }
+}
+
 /// Everything measured for one problem.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShapeReport {
@@ -128,6 +144,9 @@ pub struct ShapeReport {
     pub input_sets: u32,
     pub cublas: Option<Measurement>,
     pub reference: Option<ReferenceCheck>,
+    /// cuBLAS's bits and accuracy beside the canonical output's.
+    #[serde(default)]
+    pub cublas_accuracy: Option<CublasAccuracy>,
     pub candidates: Vec<Candidate>,
     /// The finalist with the best head-to-head ratio against cuBLAS (the fastest
     /// gate-passing candidate of the screen when no head-to-head finished).
@@ -182,6 +201,7 @@ impl ShapeReport {
             input_sets: 0,
             cublas: None,
             reference: None,
+            cublas_accuracy: None,
             candidates: vec![],
             chosen: None,
             head_to_head: None,

@@ -249,6 +249,7 @@ fn measure(
     s.input_sets = sets;
     s.cublas = res.cublas.clone();
     s.reference = res.reference.clone();
+    s.cublas_accuracy = res.cublas_accuracy.clone();
     s.candidates = candidates;
     if !res.reference.as_ref().is_some_and(|r| r.passed) {
         eprintln!(

@@ -74,8 +74,10 @@ pub enum Event {
     },
     Cublas {
         measurement: Measurement,
-        /// cuBLAS's output against the canonical output (cuBLAS is not bit-exact with it).
+        /// cuBLAS's output against the canonical output, bit for bit.
         gate: GateResult,
+        /// cuBLAS's output against the FP64 reference (the same samples as the canonical's).
+        reference: ReferenceCheck,
     },
     Start {
         #[serde(with = "schedule::by_name")]

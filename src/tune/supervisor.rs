@@ -6,7 +6,9 @@ use super::TuneOptions;
 use super::protocol::{Event, Job};
 use crate::device::DeviceInfo;
 use crate::problem::Problem;
-use crate::report::{GateResult, HeadToHead, Measurement, ReferenceCheck, Status};
+use crate::report::{
+    CublasAccuracy, GateResult, HeadToHead, Measurement, ReferenceCheck, Status,
+};
 use crate::schedule::Schedule;
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
@@ -25,6 +27,8 @@ pub struct ScreenResults {
     pub info: Option<(DeviceInfo, String, u32)>,
     pub reference: Option<ReferenceCheck>,
     pub cublas: Option<Measurement>,
+    /// cuBLAS's output: bits against the canonical output, and against FP64.
+    pub cublas_accuracy: Option<CublasAccuracy>,
     pub outcomes: HashMap<Schedule, (Status, Option<Measurement>, GateResult)>,
 }
 
@@ -147,9 +151,17 @@ pub fn screen(
                         input_sets,
                     } => res.info = Some((info, cublas_version, input_sets)),
                     Event::Reference { check } => res.reference = Some(check),
-                    Event::Cublas { measurement, .. } => {
+                    Event::Cublas {
+                        measurement,
+                        gate,
+                        reference,
+                    } => {
                         pb.set_message(format!("cuBLAS {:.1} µs", measurement.median_us));
                         res.cublas = Some(measurement);
+                        res.cublas_accuracy = Some(CublasAccuracy {
+                            bits: gate,
+                            reference,
+                        });
                     }
                     Event::Start { schedule } => {
                         pb.set_message(schedule.name());

@@ -180,11 +180,14 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             inputs.b[0].ptr(),
             inputs.c[0].ptr(),
         )?;
-        let gate = gate::compare(&golden, &inputs.c[0].to_host(&gpu.stream)?);
+        let cublas_out = inputs.c[0].to_host(&gpu.stream)?;
+        let gate = gate::compare(&golden, &cublas_out);
+        let reference = check_reference(job, &cublas_out);
         let (summary, _) = time_cublas(&gpu, &cublas, &shape, &inputs, &job.timing)?;
         emit(&Event::Cublas {
             measurement: measurement(&summary, flops),
             gate,
+            reference,
         });
     }
 
