@@ -11,13 +11,14 @@ use crate::device::cublas::CUBLAS_MODE;
 use crate::device::timing::TimingConfig;
 use crate::device::{DeviceInfo, Gpu};
 use crate::kernel_source::KernelVariant;
-use crate::profile::{self, Entry, Gate, Metadata, Profile};
+use crate::profile::{Entry, Gate, Metadata, Profile};
 use crate::report::{
     Candidate, GateResult, Provenance, REPORT_CSV, REPORT_JSON, RunReport, ShapeReport, Status,
     Verdict,
 };
 use crate::schedule::{Dtype, Layout, Schedule};
 use crate::shape::Shape;
+use crate::util;
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use protocol::{Event, Job};
@@ -252,8 +253,8 @@ fn provenance(
         nvrtc_version: info.map_or(String::new(), |i| i.nvrtc_version.clone()),
         cublas_version: cublas_version.into(),
         forge_version: env!("CARGO_PKG_VERSION").into(),
-        git_revision: profile::git_revision().into(),
-        date: profile::now_rfc3339(),
+        git_revision: util::git_revision().into(),
+        date: util::now_rfc3339(),
         command: opts.command.clone(),
         measured,
         timing_method: if measured {
@@ -271,11 +272,11 @@ fn provenance(
 
 /// Writes the plots and summary.md; a cost-model-only report gets the summary alone.
 fn write_summary_and_plots(run_dir: &Path, report: &RunReport) -> anyhow::Result<()> {
-    match crate::plot::render_all(report, run_dir) {
+    match crate::outputs::render_all(report, run_dir) {
         Ok(_) => {}
         Err(crate::plot::PlotError::NothingMeasured) => {
             let summary = crate::summary::summary_markdown(report);
-            profile::write_atomically(&run_dir.join(crate::plot::SUMMARY_MD), summary.as_bytes())?;
+            util::write_atomically(&run_dir.join(crate::plot::SUMMARY_MD), summary.as_bytes())?;
         }
         Err(e) => eprintln!("plots not drawn: {e}"),
     }
@@ -286,7 +287,7 @@ fn write_summary_and_plots(run_dir: &Path, report: &RunReport) -> anyhow::Result
 pub fn write_report(dir: &Path, report: &RunReport) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let json = serde_json::to_string_pretty(report)?;
-    profile::write_atomically(&dir.join(REPORT_JSON), json.as_bytes())?;
+    util::write_atomically(&dir.join(REPORT_JSON), json.as_bytes())?;
     let mut w = csv::Writer::from_writer(vec![]);
     w.write_record([
         "Problem",
@@ -358,7 +359,7 @@ pub fn write_report(dir: &Path, report: &RunReport) -> anyhow::Result<()> {
         }
     }
     let bytes = w.into_inner()?;
-    profile::write_atomically(&dir.join(REPORT_CSV), &bytes)?;
+    util::write_atomically(&dir.join(REPORT_CSV), &bytes)?;
     Ok(())
 }
 
