@@ -320,7 +320,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Plot { run_dir, out } => {
             let report = crate::report::RunReport::load(&run_dir)?;
             let out = out.unwrap_or(run_dir);
-            for f in crate::plot::render_all(&report, &out)? {
+            for f in crate::outputs::render_all(&report, &out)? {
                 println!("{}", f.display());
             }
             Ok(())

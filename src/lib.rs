@@ -1,10 +1,13 @@
 //! forge: a GEMM autotuner and shape-adaptive kernel selector for NVIDIA GPUs.
 //!
 //! The pure core (no device code): [`shape`], [`arch`], [`schedule`], [`space`],
-//! [`cost_model`], [`profile`], [`report`], [`stats`], [`gate`], [`reference`],
-//! [`kernel_source`]. [`device`] is the only module tree that touches CUDA; [`tune`] and
-//! [`dispatch`] build on it. [`plot`] and [`summary`] read reports on any machine.
+//! [`cost_model`], [`profile`], [`report`], [`stats`], [`gate`], [`reference`](mod@reference),
+//! [`kernel_source`], and [`util`] (atomic file writes, build revision, timestamps).
+//! [`device`] is the only module tree that touches CUDA; [`tune`] and [`dispatch`] build on
+//! it. Reports are read on any machine: [`analysis`] computes their numbers, [`plot`] draws
+//! them, [`summary`] writes them as Markdown, and [`outputs`] writes both into a directory.
 
+pub mod analysis;
 pub mod arch;
 pub mod cli;
 pub mod cost_model;
@@ -13,6 +16,7 @@ pub mod dispatch;
 pub mod gate;
 pub mod kernel_check;
 pub mod kernel_source;
+pub mod outputs;
 pub mod plot;
 pub mod problem;
 pub mod profile;
@@ -24,3 +28,4 @@ pub mod space;
 pub mod stats;
 pub mod summary;
 pub mod tune;
+pub mod util;

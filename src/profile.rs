@@ -17,10 +17,10 @@ use crate::problem::Problem;
 use crate::schedule::{Dtype, Layout, Schedule, ScheduleError};
 use crate::shape::Shape;
 use crate::space;
+use crate::util::{git_revision, now_rfc3339, write_atomically};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The schema this build writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -116,16 +116,6 @@ impl Entry {
     pub fn problem(&self) -> Problem {
         Problem::new(self.dtype, self.layout, self.shape())
     }
-}
-
-/// This build's git revision (`-dirty` when built from a modified tree).
-pub fn git_revision() -> &'static str {
-    option_env!("FORGE_GIT_REVISION").unwrap_or("unknown")
-}
-
-/// The current UTC time, RFC 3339 to the second.
-pub fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 impl Metadata {
@@ -381,31 +371,6 @@ impl Profile {
             },
         }
     }
-}
-
-/// Writes `bytes` to `path` through a temporary sibling and a rename, so readers never see
-/// a half-written file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "profile".into());
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 #[cfg(test)]

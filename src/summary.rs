@@ -1,12 +1,16 @@
 //! The Markdown summary of a run (`summary.md`): parity with cuBLAS, the bit-exact gate's
 //! verdicts, the cost model's accuracy, the price of determinism and the provenance.
 //! Written by `forge plot` beside the pictures and by `forge tune` at the end of a run;
-//! works on any report, including a cost-model-only one.
+//! works on any report, including a cost-model-only one. Every number comes from
+//! [`crate::analysis`]; this module only writes Markdown.
 
-use crate::plot::determinism::{Timed, determinism_rows};
-use crate::plot::model_accuracy::{accuracy, fmt_regret, fmt_rho};
-use crate::plot::parity::speed_ratio;
-use crate::report::{Measurement, RunReport, Status, Verdict};
+use crate::analysis::determinism::{Timed, determinism_rows};
+use crate::analysis::model_accuracy::{accuracy, fmt_regret, fmt_rho};
+use crate::analysis::parity::{geometric_mean, parity_row};
+use crate::analysis::tflops;
+use crate::analysis::verdicts::{self, verdict_counts};
+use crate::report::{Measurement, RunReport, Status};
+use crate::shape::Shape;
 use std::fmt::Write;
 
 const NONE: &str = "—";
@@ -59,10 +63,8 @@ fn us(m: Option<&Measurement>) -> String {
     m.map_or(NONE.to_string(), |m| format!("{:.2}", m.median_us))
 }
 
-fn tf(shape: &crate::shape::Shape, m: Option<&Measurement>) -> String {
-    m.map_or(NONE.to_string(), |m| {
-        format!("{:.1}", crate::plot::determinism::tflops(shape, m))
-    })
+fn tf(shape: &Shape, m: Option<&Measurement>) -> String {
+    m.map_or(NONE.to_string(), |m| format!("{:.1}", tflops(shape, m)))
 }
 
 fn parity(md: &mut String, report: &RunReport) {
@@ -78,44 +80,29 @@ fn parity(md: &mut String, report: &RunReport) {
         "| shape | dtype | layout | chosen schedule | own µs | own TFLOP/s | cuBLAS µs | cuBLAS TFLOP/s | ratio |"
     );
     let _ = writeln!(md, "|---|---|---|---|---:|---:|---:|---:|---:|");
-    let mut log_sum = 0.0;
-    let mut count = 0usize;
+    let mut ratios = Vec::new();
     for s in &report.shapes {
-        let parity = s.parity();
-        let own = parity.map(|(_, o, _)| o);
-        let cublas = parity.map(|(_, _, c)| c);
-        let ratio = match parity {
-            Some((_, o, c)) => {
-                let r = speed_ratio(c.median_us, o.median_us);
-                log_sum += r.ln();
-                count += 1;
-                format!("{r:.3}")
-            }
-            _ => NONE.to_string(),
-        };
+        let row = parity_row(s);
+        ratios.extend(row.ratio);
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             s.problem.shape,
             s.problem.dtype,
             s.problem.layout.as_str(),
-            // The schedule the times belong to (the head-to-head's), else the chosen one.
-            parity
-                .map(|(schedule, _, _)| schedule)
-                .or(s.chosen)
-                .map_or(NONE.to_string(), |s| code(&s.name())),
-            us(own),
-            tf(&s.problem.shape, own),
-            us(cublas),
-            tf(&s.problem.shape, cublas),
-            ratio
+            row.schedule.map_or(NONE.to_string(), |s| code(&s.name())),
+            us(row.own),
+            tf(&s.problem.shape, row.own),
+            us(row.cublas),
+            tf(&s.problem.shape, row.cublas),
+            row.ratio.map_or(NONE.to_string(), |r| format!("{r:.3}"))
         );
     }
-    if count > 0 {
+    if let Some(mean) = geometric_mean(&ratios) {
         let _ = writeln!(
             md,
-            "\nGeometric mean ratio over {count} shape(s): {:.3}.",
-            (log_sum / count as f64).exp()
+            "\nGeometric mean ratio over {} shape(s): {mean:.3}.",
+            ratios.len()
         );
     }
     md.push('\n');
@@ -147,12 +134,7 @@ fn gate(md: &mut String, report: &RunReport) {
     let _ = writeln!(md, "|---|---:|---:|---:|---:|---|");
     let mut details = String::new();
     for s in &report.shapes {
-        let count = |v: Verdict| s.candidates.iter().filter(|c| c.gate.verdict == v).count();
-        let ranked_only = s
-            .candidates
-            .iter()
-            .filter(|c| c.gate.verdict == Verdict::NotRun && c.status == Status::Predicted)
-            .count();
+        let counts = verdict_counts(s);
         let reference = s.reference.as_ref().map_or(NONE.to_string(), |r| {
             format!(
                 "{} (rel_rms {:.2e}, tolerance {:.1e}, {} samples)",
@@ -166,17 +148,13 @@ fn gate(md: &mut String, report: &RunReport) {
             md,
             "| {} | {} | {} | {} | {} | {} |",
             s.problem.shape,
-            count(Verdict::Pass),
-            count(Verdict::Fail),
-            count(Verdict::NotRun) - ranked_only,
-            ranked_only,
+            counts.passed,
+            counts.failed,
+            counts.not_run,
+            counts.ranked_only,
             reference
         );
-        for c in s
-            .candidates
-            .iter()
-            .filter(|c| c.gate.verdict == Verdict::Fail)
-        {
+        for c in verdicts::failed(s) {
             let _ = writeln!(
                 details,
                 "- {}: {} failed: {} element(s) differ, rel_rms {:.3e}, max |Δ| {:.3e}",
@@ -187,11 +165,7 @@ fn gate(md: &mut String, report: &RunReport) {
                 c.gate.max_abs_diff
             );
         }
-        for c in s
-            .candidates
-            .iter()
-            .filter(|c| c.gate.verdict == Verdict::NotRun && !matches!(c.status, Status::Predicted))
-        {
+        for c in verdicts::not_run(s) {
             let _ = writeln!(
                 details,
                 "- {}: {} not run: {}",

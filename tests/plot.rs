@@ -2,7 +2,10 @@
 //! a report without timings is refused, the summary carries the parity table, and the rank
 //! correlation behind the cost-model plot is right.
 
-use forge::plot::{self, HEIGHT, PlotError, WIDTH, render_all, spearman};
+use forge::analysis::model_accuracy::{self, average_ranks, spearman, top1_regret_pct};
+use forge::analysis::{determinism, winner_map};
+use forge::outputs::render_all;
+use forge::plot::{self, HEIGHT, PlotError, WIDTH};
 use forge::report::{RunReport, Status, Verdict};
 use forge::summary::summary_markdown;
 use std::path::{Path, PathBuf};
@@ -151,7 +154,7 @@ fn spearman_perfect_reversed_and_ties() {
     // Ties get the average rank: ranks of y are [1, 2.5, 2.5, 4]; ρ = 4.5/√22.5.
     let y = [10.0, 20.0, 20.0, 30.0];
     let x = [1.0, 2.0, 3.0, 4.0];
-    assert_eq!(plot::average_ranks(&y), vec![1.0, 2.5, 2.5, 4.0]);
+    assert_eq!(average_ranks(&y), vec![1.0, 2.5, 2.5, 4.0]);
     let expected = 4.5 / 22.5f64.sqrt();
     assert!((spearman(&x, &y).unwrap() - expected).abs() < 1e-12);
 
@@ -164,9 +167,9 @@ fn spearman_perfect_reversed_and_ties() {
 #[test]
 fn regret_and_accuracy_on_the_fixture() {
     // Model's pick (rank 1) at 110 µs, fastest at 100 µs: 10% regret.
-    assert!((plot::top1_regret_pct(&[(2, 100.0), (1, 110.0)]).unwrap() - 10.0).abs() < 1e-9);
-    assert_eq!(plot::top1_regret_pct(&[(1, 100.0), (2, 110.0)]), Some(0.0));
-    let acc = plot::model_accuracy::accuracy(&fixture());
+    assert!((top1_regret_pct(&[(2, 100.0), (1, 110.0)]).unwrap() - 10.0).abs() < 1e-9);
+    assert_eq!(top1_regret_pct(&[(1, 100.0), (2, 110.0)]), Some(0.0));
+    let acc = model_accuracy::accuracy(&fixture());
     assert_eq!(acc.len(), 3);
     // 4096³: predictions order the timed candidates exactly as measured.
     assert_eq!(acc[0].rho, Some(1.0));
@@ -179,10 +182,10 @@ fn regret_and_accuracy_on_the_fixture() {
 #[test]
 fn winner_map_uses_the_most_common_k_and_marks_measured_points() {
     let r = fixture();
-    assert_eq!(plot::winner_map::most_common_k(&r), Some(4096));
-    let grid = plot::winner_map::log_grid(128, 16384, 15);
+    assert_eq!(winner_map::most_common_k(&r), Some(4096));
+    let grid = winner_map::log_grid(128, 16384, 15);
     assert_eq!((grid[0], *grid.last().unwrap()), (128, 16384));
-    let map = plot::winner_map::winner_map(&r);
+    let map = winner_map::winner_map(&r);
     assert_eq!(map.k, 4096);
     let measured: Vec<_> = map.winners.iter().filter(|w| w.measured).collect();
     assert_eq!(measured.len(), 2, "the two tuned shapes at K = 4096");
@@ -195,7 +198,7 @@ fn winner_map_uses_the_most_common_k_and_marks_measured_points() {
 
 #[test]
 fn price_of_determinism_on_the_fixture() {
-    let rows = plot::determinism::determinism_rows(&fixture());
+    let rows = determinism::determinism_rows(&fixture());
     // 4096³: the fastest is bit-exact, no price.
     assert_eq!(rows[0].price_pct, Some(0.0));
     // 1024x8192x4096: split-K at 171 µs against bit-exact 178 µs.
@@ -235,10 +238,10 @@ fn winner_map_predicts_only_bit_exact_schedules_and_covers_tuned_shapes() {
     wide.problem.shape.m = 128;
     wide.problem.shape.n = 28672;
     r.shapes.push(wide);
-    let map = plot::winner_map::winner_map(&r);
+    let map = winner_map::winner_map(&r);
     assert_eq!(map.grid_max, 32768, "28672 rounded up to a power of two");
-    assert_eq!(plot::winner_map::grid_max([100, 16384]), 16384);
-    assert_eq!(plot::winner_map::grid_steps(16384), 15);
+    assert_eq!(winner_map::grid_max([100, 16384]), 16384);
+    assert_eq!(winner_map::grid_steps(16384), 15);
     assert!(map.winners.iter().any(|w| !w.measured && w.n == 32768));
     for w in map.winners.iter().filter(|w| !w.measured) {
         let s: forge::schedule::Schedule = w.schedule.parse().expect("schedule name parses");
@@ -268,7 +271,7 @@ fn crowded_reports_keep_their_legends_inside_the_picture() {
         parity.contains("more in summary.md"),
         "parity legend overflow note"
     );
-    let det = plot::determinism::determinism_rows(&r);
+    let det = determinism::determinism_rows(&r);
     assert_eq!(det[0].label, "D4096");
     assert_eq!(det[1].label, "1024×8192×4096");
     let svg = std::fs::read_to_string(dir.join("determinism.svg")).unwrap();

@@ -5,7 +5,7 @@
 
 use super::nvrtc::{self, Compiled, NvrtcError};
 use crate::kernel_source::sha256_hex;
-use crate::profile::write_atomically;
+use crate::util::write_atomically;
 use std::path::{Path, PathBuf};
 
 /// Environment variable overriding the cache directory.

@@ -1,96 +1,22 @@
 //! The price of determinism: per shape, the throughput of the fastest gate-passing
 //! (bit-exact) schedule against the fastest timed schedule of any kind (split-K included),
-//! with cuBLAS as a third bar, and the price (how much slower bit-exactness is) on top.
+//! with cuBLAS as a third bar, and the price (how much slower bit-exactness is) on top; the
+//! numbers are [`crate::analysis::determinism`]'s.
 
 use super::{
     LegendEntry, Mark, PlotError, draw_legend, draw_note, label_font, render_pair,
     split_with_legend, title_font,
 };
-use crate::report::{Measurement, RunReport, ShapeReport};
-use crate::shape::Shape;
+use crate::analysis::determinism::{DeterminismRow, determinism_rows};
+use crate::report::RunReport;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 
-pub(crate) const PASSING: RGBColor = RGBColor(31, 119, 180);
-pub(crate) const OVERALL: RGBColor = RGBColor(255, 127, 14);
-pub(crate) const CUBLAS: RGBColor = RGBColor(110, 110, 110);
-
-/// The price of determinism in percent: how much longer the fastest bit-exact schedule
-/// takes than the fastest schedule overall (0 when the fastest is bit-exact).
-pub fn price_pct(passing_us: f64, overall_us: f64) -> f64 {
-    (passing_us / overall_us - 1.0) * 100.0
-}
-
-/// TFLOP/s of a measurement (the report's value, or 2·M·N·K / median when absent).
-pub fn tflops(shape: &Shape, m: &Measurement) -> f64 {
-    if m.tflops > 0.0 {
-        m.tflops
-    } else {
-        shape.flops() / (m.median_us * 1e-6) / 1e12
-    }
-}
-
-/// One timed kernel: schedule (or `cuBLAS`), median µs, TFLOP/s.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Timed {
-    pub name: String,
-    pub us: f64,
-    pub tflops: f64,
-}
-
-/// One shape's bars.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DeterminismRow {
-    /// `MxNxK`.
-    pub shape: String,
-    /// [`axis_label`] of the shape.
-    pub label: String,
-    pub passing: Option<Timed>,
-    pub overall: Option<Timed>,
-    pub cublas: Option<Timed>,
-    /// [`price_pct`] of `passing` against `overall`, when both exist.
-    pub price_pct: Option<f64>,
-}
-
-/// The row of one shape; `None` when nothing was timed.
-pub fn determinism_row(s: &ShapeReport) -> Option<DeterminismRow> {
-    let timed = |(c, m): (&crate::report::Candidate, &Measurement)| Timed {
-        name: c.schedule.name(),
-        us: m.median_us,
-        tflops: tflops(&s.problem.shape, m),
-    };
-    let overall = s.fastest_overall().map(timed)?;
-    let passing = s.fastest_passing().map(timed);
-    let cublas = s.cublas.as_ref().map(|m| Timed {
-        name: "cuBLAS".to_string(),
-        us: m.median_us,
-        tflops: tflops(&s.problem.shape, m),
-    });
-    Some(DeterminismRow {
-        shape: s.problem.shape.to_string(),
-        label: axis_label(&s.problem.shape),
-        price_pct: passing.as_ref().map(|p| price_pct(p.us, overall.us)),
-        passing,
-        overall: Some(overall),
-        cublas,
-    })
-}
-
-/// A short axis label for a shape: `D512` for a cube (M = N = K), else `128×5376×7168`.
-pub fn axis_label(shape: &Shape) -> String {
-    if shape.m == shape.n && shape.n == shape.k {
-        format!("D{}", shape.m)
-    } else {
-        format!("{}×{}×{}", shape.m, shape.n, shape.k)
-    }
-}
-
-/// Rows for every shape with a timed candidate, in report order.
-pub fn determinism_rows(report: &RunReport) -> Vec<DeterminismRow> {
-    report.shapes.iter().filter_map(determinism_row).collect()
-}
+const PASSING: RGBColor = RGBColor(31, 119, 180);
+const OVERALL: RGBColor = RGBColor(255, 127, 14);
+const CUBLAS: RGBColor = RGBColor(110, 110, 110);
 
 pub(crate) fn render(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let rows = determinism_rows(report);

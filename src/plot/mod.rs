@@ -1,8 +1,8 @@
-//! `forge plot`: parity maps and tuning reports drawn from a run report's JSON, on any
-//! machine. Pure Rust (plotters with its bitmap and SVG backends and an embedded font):
-//! no system library at build or run time.
-//!
-//! [`render_all`] writes, into one directory:
+//! `forge plot`'s pictures: parity maps and tuning reports drawn from a run report, on any
+//! machine. Pure Rust (plotters with its bitmap and SVG backends and an embedded font): no
+//! system library at build or run time. Every number drawn comes from [`crate::analysis`];
+//! this module only draws. [`crate::outputs::render_all`] writes all of them, and the
+//! summary, into one directory:
 //!
 //! * `parity.{png,svg}`: own/cuBLAS speed ratio against problem size, per schedule family
 //!   and for the tuned dispatch ([`parity`]);
@@ -10,8 +10,7 @@
 //!   where tuned and predicted elsewhere ([`winner_map`]);
 //! * `model_vs_measured.{png,svg}`: cost-model prediction against measurement, with
 //!   Spearman ρ and top-1 regret per shape ([`model_accuracy`]);
-//! * `determinism.{png,svg}`: the price of the bit-exact gate per shape ([`determinism`]);
-//! * `summary.md`: the same numbers as tables ([`crate::summary::summary_markdown`]).
+//! * `determinism.{png,svg}`: the price of the bit-exact gate per shape ([`determinism`]).
 
 pub mod determinism;
 pub mod font;
@@ -19,10 +18,7 @@ pub mod model_accuracy;
 pub mod parity;
 pub mod winner_map;
 
-pub use model_accuracy::{average_ranks, spearman, top1_regret_pct};
-
 use crate::report::RunReport;
-
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -34,7 +30,8 @@ pub const HEIGHT: u32 = 800;
 /// Width of the legend panel on the right of each picture.
 pub(crate) const LEGEND_WIDTH: u32 = 410;
 
-/// File name of the Markdown summary written beside the pictures.
+/// File name of the Markdown summary written beside the pictures (the legends point to it
+/// for what does not fit).
 pub const SUMMARY_MD: &str = "summary.md";
 
 #[derive(Debug, thiserror::Error)]
@@ -62,18 +59,10 @@ impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotE
     }
 }
 
-/// Whether any shape of the report has at least one timed candidate.
-pub fn has_measurements(report: &RunReport) -> bool {
-    report.shapes.iter().any(|s| s.measured().next().is_some())
-}
-
-/// Draws every plot (PNG and SVG) and writes `summary.md` into `out_dir` (created if
-/// missing). Returns the written paths. A report without any timed candidate is refused
-/// with [`PlotError::NothingMeasured`] rather than drawn as empty pictures.
-pub fn render_all(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
-    if !has_measurements(report) {
-        return Err(PlotError::NothingMeasured);
-    }
+/// Draws every picture (PNG and SVG) into `out_dir` (created if missing) and returns the
+/// written paths. A report without timed candidates gives pictures with nothing in them:
+/// [`crate::outputs::render_all`] refuses such a report before calling this.
+pub fn render_pictures(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     font::register()?;
     std::fs::create_dir_all(out_dir).map_err(|source| PlotError::Io {
         path: out_dir.display().to_string(),
@@ -84,14 +73,6 @@ pub fn render_all(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, Pl
     written.extend(winner_map::render(report, out_dir)?);
     written.extend(model_accuracy::render(report, out_dir)?);
     written.extend(determinism::render(report, out_dir)?);
-    let summary = out_dir.join(SUMMARY_MD);
-    std::fs::write(&summary, crate::summary::summary_markdown(report)).map_err(|source| {
-        PlotError::Io {
-            path: summary.display().to_string(),
-            source,
-        }
-    })?;
-    written.push(summary);
     Ok(written)
 }
 

@@ -3,102 +3,18 @@
 //! y = cuBLAS median / own median (> 1: own is faster), x = FLOPs (2·M·N·K, log axis).
 //! One line per schedule family (its best gate-passing schedule per shape), a thick line
 //! for the tuned dispatch (the report's chosen schedule), red crosses for timed schedules
-//! the bit-exact gate rejected, and the parity line at 1.0.
+//! the bit-exact gate rejected, and the parity line at 1.0. The points are
+//! [`crate::analysis::parity::parity_data`]'s.
 
 use super::{
     GATE_RED, GREY, LegendEntry, Mark, PlotError, draw_legend, draw_note, label_font, log_span,
     palette, render_pair, si, split_with_legend, title_font,
 };
-use crate::report::{RunReport, Verdict};
+use crate::analysis::parity::{ParityData, ParityPoint, parity_data};
+use crate::report::RunReport;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// own/cuBLAS speed ratio: cuBLAS median time over own median time (> 1: own is faster).
-pub fn speed_ratio(cublas_us: f64, own_us: f64) -> f64 {
-    cublas_us / own_us
-}
-
-/// One point of the parity map.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ParityPoint {
-    /// 2·M·N·K.
-    pub flops: f64,
-    pub ratio: f64,
-    /// Shape label, `MxNxK`.
-    pub shape: String,
-    pub schedule: String,
-}
-
-/// Everything the parity map draws.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ParityData {
-    /// Family name → best gate-passing schedule per shape, sorted by size.
-    pub families: BTreeMap<String, Vec<ParityPoint>>,
-    /// The chosen schedule per shape, sorted by size.
-    pub tuned: Vec<ParityPoint>,
-    /// Timed schedules whose output bits differ from the canonical output.
-    pub rejected: Vec<ParityPoint>,
-    /// Shapes that were measured but have no cuBLAS baseline.
-    pub without_baseline: usize,
-}
-
-/// Collects the parity map's points from a report (shapes without a cuBLAS time are
-/// skipped and counted).
-pub fn parity_data(report: &RunReport) -> ParityData {
-    let mut data = ParityData::default();
-    for s in &report.shapes {
-        if s.measured().next().is_none() {
-            continue;
-        }
-        let Some(cublas) = &s.cublas else {
-            data.without_baseline += 1;
-            continue;
-        };
-        let point = |schedule: &str, own_us: f64| ParityPoint {
-            flops: s.problem.shape.flops(),
-            ratio: speed_ratio(cublas.median_us, own_us),
-            shape: s.problem.shape.to_string(),
-            schedule: schedule.to_string(),
-        };
-        let mut best: BTreeMap<&'static str, (String, f64)> = BTreeMap::new();
-        for (c, m) in s.measured() {
-            match c.gate.verdict {
-                Verdict::Pass => {
-                    let e = best
-                        .entry(c.schedule.family.as_str())
-                        .or_insert((c.schedule.name(), m.median_us));
-                    if m.median_us < e.1 {
-                        *e = (c.schedule.name(), m.median_us);
-                    }
-                }
-                Verdict::Fail => data.rejected.push(point(&c.schedule.name(), m.median_us)),
-                Verdict::NotRun => {}
-            }
-        }
-        for (family, (schedule, us)) in best {
-            data.families
-                .entry(family.to_string())
-                .or_default()
-                .push(point(&schedule, us));
-        }
-        if let Some((schedule, own, cublas)) = s.parity() {
-            data.tuned.push(ParityPoint {
-                flops: s.problem.shape.flops(),
-                ratio: speed_ratio(cublas.median_us, own.median_us),
-                shape: s.problem.shape.to_string(),
-                schedule: schedule.to_string(),
-            });
-        }
-    }
-    let by_size = |a: &ParityPoint, b: &ParityPoint| a.flops.total_cmp(&b.flops);
-    for v in data.families.values_mut() {
-        v.sort_by(by_size);
-    }
-    data.tuned.sort_by(by_size);
-    data
-}
 
 pub(crate) fn render(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let data = parity_data(report);

@@ -1,7 +1,6 @@
 //! The run report on disk: `report.json` (everything) and `report.csv` (one row per
 //! candidate, CUTLASS-profiler-like columns), both written atomically after every shape.
 
-use crate::profile;
 use crate::report::{REPORT_CSV, REPORT_JSON, RunReport, Status};
 use anyhow::Context;
 use std::path::Path;
@@ -10,7 +9,7 @@ use std::path::Path;
 pub fn write_report(dir: &Path, report: &RunReport) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let json = serde_json::to_string_pretty(report)?;
-    profile::write_atomically(&dir.join(REPORT_JSON), json.as_bytes())?;
+    crate::util::write_atomically(&dir.join(REPORT_JSON), json.as_bytes())?;
     let mut w = csv::Writer::from_writer(vec![]);
     w.write_record([
         "Problem",
@@ -81,6 +80,6 @@ pub fn write_report(dir: &Path, report: &RunReport) -> anyhow::Result<()> {
         }
     }
     let bytes = w.into_inner()?;
-    profile::write_atomically(&dir.join(REPORT_CSV), &bytes)?;
+    crate::util::write_atomically(&dir.join(REPORT_CSV), &bytes)?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 use super::{TuneOptions, TuneOutcome, export};
 use crate::device::DeviceInfo;
 use crate::device::cublas::CUBLAS_MODE;
-use crate::profile::{self, Entry, Gate, Metadata, Profile};
+use crate::profile::{Entry, Gate, Metadata, Profile};
 use crate::report::{Provenance, RunReport, ShapeReport, Verdict};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,8 +52,8 @@ pub fn provenance(
         nvrtc_version: info.map_or(String::new(), |i| i.nvrtc_version.clone()),
         cublas_version: cublas_version.into(),
         forge_version: env!("CARGO_PKG_VERSION").into(),
-        git_revision: profile::git_revision().into(),
-        date: profile::now_rfc3339(),
+        git_revision: crate::util::git_revision().into(),
+        date: crate::util::now_rfc3339(),
         command: opts.command.clone(),
         measured,
         timing_method: if measured {
@@ -120,11 +120,14 @@ fn write_profile(path: &Path, meta: Metadata, entries: Vec<Entry>) -> anyhow::Re
 
 /// Writes the plots and summary.md; a cost-model-only report gets the summary alone.
 fn write_summary_and_plots(run_dir: &Path, report: &RunReport) -> anyhow::Result<()> {
-    match crate::plot::render_all(report, run_dir) {
+    match crate::outputs::render_all(report, run_dir) {
         Ok(_) => {}
         Err(crate::plot::PlotError::NothingMeasured) => {
             let summary = crate::summary::summary_markdown(report);
-            profile::write_atomically(&run_dir.join(crate::plot::SUMMARY_MD), summary.as_bytes())?;
+            crate::util::write_atomically(
+                &run_dir.join(crate::plot::SUMMARY_MD),
+                summary.as_bytes(),
+            )?;
         }
         Err(e) => eprintln!("plots not drawn: {e}"),
     }

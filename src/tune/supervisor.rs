@@ -6,9 +6,7 @@ use super::TuneOptions;
 use super::protocol::{Event, Job};
 use crate::device::DeviceInfo;
 use crate::problem::Problem;
-use crate::report::{
-    CublasAccuracy, GateResult, HeadToHead, Measurement, ReferenceCheck, Status,
-};
+use crate::report::{CublasAccuracy, GateResult, HeadToHead, Measurement, ReferenceCheck, Status};
 use crate::schedule::Schedule;
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;

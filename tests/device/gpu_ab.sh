@@ -2,7 +2,7 @@
 # A/B of schedules on one shape, each as a head-to-head against cuBLAS in the worker
 # (6 alternating rounds, same process, same buffers), repeated REPEATS times in turn so that
 # clock drift hits every schedule alike. Prints one line per head-to-head.
-# Usage on the GPU machine: REPEATS=2 bash tests/gpu_ab.sh MxNxK SCHEDULE...
+# Usage on the GPU machine: REPEATS=2 bash tests/device/gpu_ab.sh MxNxK SCHEDULE...
 set -uo pipefail
 source "$(dirname "$0")/worker_job.sh"
 OUT=${OUT:-$PWD/gpu-out}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: GPU tests, a cold-cache and a warm-cache tune of $SHAPES (default
 # D2048,D4096), then, when SUITE=1, the whole issue-#4 suite into the shipped profile.
-# Usage on the GPU machine: SUITE=1 bash tests/gpu_run.sh "D2048,D4096" [extra tune args]
+# Usage on the GPU machine: SUITE=1 bash tests/device/gpu_run.sh "D2048,D4096" [extra tune args]
 # Results go into one tarball under $OUT (the device tool returns at most 8 files).
 set -uo pipefail
 FINAL=${OUT:-$PWD/gpu-out}

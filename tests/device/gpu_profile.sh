@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: the dispatcher test with its printed overhead, and Nsight Compute on the
 # chosen kernel (D4096 unless a shape is given) and on cuBLAS's kernel for the same problem (clocks left alone).
-# Usage on the GPU machine: bash tests/gpu_profile.sh SCHEDULE [MxNxK (default 4096x4096x4096)]
+# Usage on the GPU machine: bash tests/device/gpu_profile.sh SCHEDULE [MxNxK (default 4096x4096x4096)]
 set -uo pipefail
 source "$(dirname "$0")/worker_job.sh"
 OUT=${OUT:-$PWD/gpu-out}

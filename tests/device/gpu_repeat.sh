@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Repeatability of the head-to-head ratio: tune the same shapes N times in a row.
-# Usage on the GPU machine: bash tests/gpu_repeat.sh SHAPES N [extra tune args]
+# Usage on the GPU machine: bash tests/device/gpu_repeat.sh SHAPES N [extra tune args]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"

@@ -3,7 +3,7 @@
 # binary to target/release/gpu_tests so that a device call can carry both:
 #   carry: ["target/release/forge", "target/release/gpu_tests"]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cargo build --release
 bin=$(cargo test --release --no-run --test gpu --message-format=json 2>/dev/null |
   python3 -c 'import json,sys
