@@ -2,10 +2,11 @@
 //!
 //! The pure core (no device code): [`shape`], [`arch`], [`schedule`], [`space`],
 //! [`cost_model`], [`profile`], [`report`], [`stats`], [`gate`], [`reference`],
-//! [`kernel_source`]. [`device`] is the only module tree that touches CUDA; [`tune`] and
-//! [`dispatch`] build on it. [`plot`] and [`summary`] read reports on any machine.
+//! [`bitmodel`], [`kernel_source`]. [`device`] is the only module tree that touches CUDA;
+//! [`tune`] and [`dispatch`] build on it. [`plot`] and [`summary`] read reports on any machine.
 
 pub mod arch;
+pub mod bitmodel;
 pub mod cli;
 pub mod cost_model;
 pub mod device;
