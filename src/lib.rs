@@ -1,7 +1,8 @@
 //! forge: a GEMM autotuner and shape-adaptive kernel selector for NVIDIA GPUs.
 //!
 //! The pure core (no device code): [`shape`], [`arch`], [`schedule`], [`space`],
-//! [`cost_model`], [`profile`], [`report`], [`stats`], [`gate`], [`reference`](mod@reference),
+//! [`cost_model`], [`profile`], [`problem`], [`report`], [`stats`], [`gate`],
+//! [`reference`](mod@reference), [`bitmodel`] (the tensor cores' arithmetic, bit for bit),
 //! [`kernel_source`], and [`util`] (atomic file writes, build revision, timestamps).
 //! [`device`] is the only module tree that touches CUDA; [`tune`] and [`dispatch`] build on
 //! it. Reports are read on any machine: [`analysis`] computes their numbers, [`plot`] draws
@@ -9,6 +10,7 @@
 
 pub mod analysis;
 pub mod arch;
+pub mod bitmodel;
 pub mod cli;
 pub mod cost_model;
 pub mod device;
