@@ -54,16 +54,9 @@ use std::collections::HashSet;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-/// How A and B are rounded to TF32 before the tensor cores see them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum InputRounding {
-    /// Keep the top 10 mantissa bits, zero the low 13 bits of the f32 (what the tensor core
-    /// does with raw f32 operands).
-    Truncate,
-    /// Round to nearest, ties to even, as PTX `cvt.rn.tf32.f32`: overflow goes to ±Inf, Inf
-    /// stays Inf, NaN stays NaN.
-    NearestEven,
-}
+/// How A and B are rounded to TF32 before the tensor cores see them: the numerical
+/// contract's rounding ([`crate::contract::Rounding`]).
+pub use crate::contract::Rounding as InputRounding;
 
 /// Tensor-core parameters of the fused dot-product-add step (MMA-Sim's `L_max`, `F`,
 /// `e_zero` for TF32 inputs and an f32 accumulator, rounded toward zero).
@@ -75,6 +68,17 @@ pub struct MmaParams {
     pub fraction_bits: u32,
     /// Exponent given to zero terms (MMA-Sim `e_zero` for an f32 output).
     pub zero_exponent: i32,
+}
+
+/// The parameters for an NVRTC target forge compiles for, where the model knows them: Hopper
+/// (device-validated on an H200) and Ampere sm_80/sm_86 (MMA-Sim's tables, not validated on
+/// a device by forge). None for targets MMA-Sim's tables do not give forge (Ada, Blackwell).
+pub fn params_for_arch(arch: &str) -> Option<MmaParams> {
+    match arch {
+        "sm_90a" | "sm_90" => Some(HOPPER),
+        "sm_80" | "sm_86" => Some(AMPERE),
+        _ => None,
+    }
 }
 
 /// Hopper (sm_90) TF32 `wgmma`: 8 products per step, 25 fractional bits, zeros at 2⁻¹³³.

@@ -1,6 +1,8 @@
 //! The `forge` command line: parse, validate, hand to the library, print.
 
 use crate::arch::Arch;
+use crate::bitmodel;
+use crate::contract::{Contract, Rounding};
 use crate::cost_model::CostModel;
 use crate::device::cache;
 use crate::device::timing::TimingConfig;
@@ -76,6 +78,14 @@ fn dtype_parser() -> Typed<Dtype> {
 fn layout_parser() -> Typed<Layout> {
     typed(|| Layout::ALL.iter().map(|l| l.as_str()).collect())
 }
+fn contract_parser() -> Typed<Contract> {
+    typed(|| {
+        Rounding::ALL
+            .iter()
+            .map(|&r| Contract::new(r).name())
+            .collect()
+    })
+}
 fn shapes_parser() -> Typed<ShapeList> {
     typed(open_ended)
 }
@@ -143,6 +153,10 @@ pub enum Cmd {
         /// Candidates per shape (the canonical schedule is always added).
         #[arg(long, default_value_t = 10)]
         top: usize,
+        /// The numerical contract: inputs rounded to TF32 to nearest (cuBLAS's accuracy) or
+        /// truncated (the tensor cores' raw behaviour).
+        #[arg(long, default_value = "tf32-rne-k8-inorder", value_parser = contract_parser())]
+        contract: Contract,
         /// Benchmark every valid schedule.
         #[arg(long)]
         exhaustive: bool,
@@ -180,6 +194,9 @@ pub enum Cmd {
         /// Refuse a profile tuned for another architecture.
         #[arg(long, value_parser = arch_parser())]
         arch: Option<Arch>,
+        /// Refuse a profile of another numerical contract.
+        #[arg(long, value_parser = contract_parser())]
+        contract: Option<Contract>,
         #[arg(allow_hyphen_values = true, value_parser = shape_parser())]
         shape: Shape,
         #[arg(long, default_value = "tf32", value_parser = dtype_parser())]
@@ -192,6 +209,27 @@ pub enum Cmd {
         run_dir: PathBuf,
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Check a device output against the CPU bit model of the tensor cores (any machine):
+    /// raw little-endian f32 files, A M×K and B N×K row-major (C = A·Bᵀ), C M×N.
+    VerifyBits {
+        #[arg(long)]
+        a: PathBuf,
+        #[arg(long)]
+        b: PathBuf,
+        #[arg(long)]
+        c: PathBuf,
+        #[arg(long, allow_hyphen_values = true, value_parser = shape_parser())]
+        shape: Shape,
+        /// The numerical contract C was computed under.
+        #[arg(long, default_value = "tf32-rne-k8-inorder", value_parser = contract_parser())]
+        contract: Contract,
+        /// The architecture whose tensor cores computed C.
+        #[arg(long, default_value = "sm_90a", value_parser = arch_parser())]
+        arch: Arch,
+        /// Check this many sampled elements instead of all of them.
+        #[arg(long)]
+        samples: Option<usize>,
     },
     /// Compile every kernel variant of the space through NVRTC and check ptxas's report.
     CheckKernels {
@@ -237,6 +275,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             arch,
             problems,
             top,
+            contract,
             exhaustive,
             require_gpu,
             profile,
@@ -254,6 +293,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let opts = TuneOptions {
                 arch,
                 problems: problems.problems(),
+                contract,
                 top,
                 exhaustive,
                 require_gpu,
@@ -278,6 +318,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Select {
             profile,
             arch,
+            contract,
             shape,
             dtype,
             layout,
@@ -286,6 +327,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 Some(a) => Profile::load_for_arch(&profile, &a.name)?,
                 None => Profile::load(&profile)?,
             };
+            if let Some(c) = contract {
+                p.require_contract(&profile, c)?;
+            }
             let sel = p.select(&Problem::new(dtype, layout, shape));
             println!("{}", sel.schedule);
             match sel.rule {
@@ -325,6 +369,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Cmd::VerifyBits {
+            a,
+            b,
+            c,
+            shape,
+            contract,
+            arch,
+            samples,
+        } => verify_bits(&a, &b, &c, shape, contract, &arch, samples),
         Cmd::CheckKernels { arch } => check_kernels(&arch),
         Cmd::Worker { job } => {
             let text = std::fs::read(&job).with_context(|| format!("reading {}", job.display()))?;
@@ -453,6 +506,75 @@ fn explain_schedule(
                 );
             }
         }
+    }
+    Ok(())
+}
+
+/// `forge verify-bits`: how many elements of C the bit model reproduces; an error (exit 1)
+/// unless every checked element matches.
+fn verify_bits(
+    a: &std::path::Path,
+    b: &std::path::Path,
+    c: &std::path::Path,
+    shape: Shape,
+    contract: Contract,
+    arch: &Arch,
+    samples: Option<usize>,
+) -> anyhow::Result<()> {
+    let params = bitmodel::params_for_arch(&arch.name).with_context(|| {
+        format!(
+            "the bit model has no tensor-core parameters for {}",
+            arch.name
+        )
+    })?;
+    let (m, n, k) = (shape.m as usize, shape.n as usize, shape.k as usize);
+    let read = |path: &std::path::Path, rows: usize, cols: usize, what: &str| {
+        let v = bitmodel::read_f32_file(path)
+            .with_context(|| format!("reading {what} from {}", path.display()))?;
+        if v.len() != rows * cols {
+            bail!(
+                "{} holds {} f32 values; {what} of {shape} needs {rows}×{cols} = {}",
+                path.display(),
+                v.len(),
+                rows * cols
+            );
+        }
+        Ok(v)
+    };
+    let (a, b, c) = (
+        read(a, m, k, "A")?,
+        read(b, n, k, "B")?,
+        read(c, m, n, "C")?,
+    );
+    let samples = samples.unwrap_or(m * n);
+    let check = bitmodel::check_sampled(
+        &a,
+        &b,
+        &c,
+        m,
+        n,
+        k,
+        samples,
+        20261203,
+        &params,
+        contract.rounding,
+    );
+    println!(
+        "{shape} ({contract}, {} tensor cores): {} of {} checked elements bit-identical ({:.3}%)",
+        arch.name,
+        check.equal,
+        check.checked,
+        100.0 * check.equal as f64 / check.checked.max(1) as f64
+    );
+    for (i, j, device, model) in &check.first_mismatches {
+        println!("  C[{i}][{j}]: file {device:#010x}, model {model:#010x}");
+    }
+    if !check.all_equal() {
+        bail!(
+            "{} of {} checked elements differ from the bit model",
+            check.checked - check.equal,
+            check.checked
+        );
     }
     Ok(())
 }

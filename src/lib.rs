@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod arch;
 pub mod bitmodel;
 pub mod cli;
+pub mod contract;
 pub mod cost_model;
 pub mod device;
 pub mod dispatch;

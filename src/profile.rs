@@ -13,6 +13,7 @@
 //! the numerical result never depends on which rule fired.
 
 use crate::arch::{Arch, ArchError};
+use crate::contract::Contract;
 use crate::problem::Problem;
 use crate::schedule::{Dtype, Layout, Schedule, ScheduleError};
 use crate::shape::Shape;
@@ -23,9 +24,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
-/// The numerical contract every schedule in a profile shares.
-pub const CONTRACT_BITEXACT: &str = "bitexact";
+/// Version 2: `numerical_contract` names the contract (`tf32-rne-k8-inorder`, …); version 1's
+/// "bitexact" meant today's `tf32-trunc-k8-inorder` and is refused.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Where the profile came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -41,8 +42,10 @@ pub struct Metadata {
     pub date: String,
     /// False when the entries are cost-model predictions only (no GPU was used).
     pub measured: bool,
-    /// "bitexact": every chosen schedule's output equals the canonical schedule's, bit for bit.
-    pub numerical_contract: String,
+    /// The numerical contract (`tf32-rne-k8-inorder`): how inputs become TF32 and the K order.
+    /// Every chosen schedule's output equals the canonical schedule's under it, bit for bit;
+    /// the kernels a dispatcher compiles for this profile follow it.
+    pub numerical_contract: Contract,
     /// The schedule whose output is the golden reference.
     pub canonical_schedule: String,
     /// What the cuBLAS columns measured (empty when not measured).
@@ -119,8 +122,9 @@ impl Entry {
 }
 
 impl Metadata {
-    /// Metadata for a profile written now by this build, under the bit-exact contract. The
-    /// device fields are left empty for the caller to fill.
+    /// Metadata for a profile written now by this build, under the default contract
+    /// ([`Contract::default`], round to nearest; see [`Metadata::with_contract`]). The device
+    /// fields are left empty for the caller to fill.
     pub fn now(arch: &str, dtype: Dtype, measured: bool) -> Metadata {
         Metadata {
             schema_version: SCHEMA_VERSION,
@@ -132,10 +136,15 @@ impl Metadata {
             git_revision: git_revision().into(),
             date: now_rfc3339(),
             measured,
-            numerical_contract: CONTRACT_BITEXACT.into(),
+            numerical_contract: Contract::default(),
             canonical_schedule: Schedule::canonical(dtype).name(),
             cublas_mode: String::new(),
         }
+    }
+
+    pub fn with_contract(mut self, contract: Contract) -> Metadata {
+        self.numerical_contract = contract;
+        self
     }
 }
 
@@ -163,6 +172,15 @@ pub enum ProfileError {
         path: String,
         found: String,
         expected: String,
+    },
+    #[error(
+        "profile {path} follows the numerical contract {found}, not {expected}: its schedules were \
+         gated under other bits"
+    )]
+    WrongContract {
+        path: String,
+        found: Contract,
+        expected: Contract,
     },
     #[error("profile {path}: {source}")]
     Arch { path: String, source: ArchError },
@@ -299,6 +317,18 @@ impl Profile {
             });
         }
         Ok(profile)
+    }
+
+    /// Refuses a profile of another numerical contract than `expected`.
+    pub fn require_contract(&self, path: &Path, expected: Contract) -> Result<(), ProfileError> {
+        if self.meta.numerical_contract != expected {
+            return Err(ProfileError::WrongContract {
+                path: path.display().to_string(),
+                found: self.meta.numerical_contract,
+                expected,
+            });
+        }
+        Ok(())
     }
 
     /// Parses profile text; `path` names it in errors.
@@ -452,7 +482,7 @@ pub(crate) mod tests {
     fn bad_profiles_fail_with_the_reason() {
         let p = sample();
         let text = p.to_toml();
-        let wrong_version = text.replace("schema_version = 1", "schema_version = 99");
+        let wrong_version = text.replace("schema_version = 2", "schema_version = 99");
         assert!(matches!(
             Profile::parse(&wrong_version, "x.toml"),
             Err(ProfileError::SchemaVersion { found: 99, .. })

@@ -22,6 +22,10 @@ pub struct Provenance {
     /// RFC 3339, UTC.
     pub date: String,
     pub command: String,
+    /// The numerical contract the kernels followed (`tf32-rne-k8-inorder`); empty in reports
+    /// older than contract v2 (they truncated).
+    #[serde(default)]
+    pub numerical_contract: String,
     /// False for a cost-model-only run on a machine without a GPU.
     pub measured: bool,
     /// How times were taken (events, warm-up, rotation, stopping rule).
@@ -134,6 +138,24 @@ impl CublasAccuracy {
     }
 }
 
+/// The canonical output checked bit for bit against the CPU model of the tensor cores
+/// ([`crate::bitmodel`]) on sampled elements: the gate's second oracle.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BitModelCheck {
+    /// `hopper` or `ampere` parameters, and the input rounding.
+    pub model: String,
+    pub samples: u32,
+    pub equal: u32,
+    /// The first differing element, as `(i, j): device 0x…, model 0x…`.
+    pub first_mismatch: Option<String>,
+}
+
+impl BitModelCheck {
+    pub fn passed(&self) -> bool {
+        self.samples > 0 && self.equal == self.samples
+    }
+}
+
 /// Everything measured for one problem.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShapeReport {
@@ -144,6 +166,10 @@ pub struct ShapeReport {
     pub input_sets: u32,
     pub cublas: Option<Measurement>,
     pub reference: Option<ReferenceCheck>,
+    /// The canonical output against the CPU bit model (None where the model has no
+    /// parameters for the architecture).
+    #[serde(default)]
+    pub bitmodel: Option<BitModelCheck>,
     /// cuBLAS's bits and accuracy beside the canonical output's.
     #[serde(default)]
     pub cublas_accuracy: Option<CublasAccuracy>,
@@ -201,6 +227,7 @@ impl ShapeReport {
             input_sets: 0,
             cublas: None,
             reference: None,
+            bitmodel: None,
             cublas_accuracy: None,
             candidates: vec![],
             chosen: None,

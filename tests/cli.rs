@@ -256,7 +256,7 @@ fn bad_profiles_fail_with_file_and_reason() {
     let version = dir.join("version.toml");
     std::fs::write(
         &version,
-        good.replace("schema_version = 1", "schema_version = 7"),
+        good.replace("schema_version = 2", "schema_version = 7"),
     )
     .unwrap();
     fails_with(
@@ -267,5 +267,49 @@ fn bad_profiles_fail_with_file_and_reason() {
     fails_with(
         &["select", "--profile", missing.to_str().unwrap(), "D64"],
         "cannot read profile",
+    );
+}
+
+#[test]
+fn verify_bits_checks_a_device_output_against_the_bit_model() {
+    let f = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/bitmodel/hopper_truncate_special_m24n24k13"
+    );
+    let (a, b, c) = (
+        format!("{f}.a.f32"),
+        format!("{f}.b.f32"),
+        format!("{f}.c.f32"),
+    );
+    let args = |shape: &'static str, contract: &'static str| {
+        [
+            "verify-bits",
+            "--a",
+            &a,
+            "--b",
+            &b,
+            "--c",
+            &c,
+            "--shape",
+            shape,
+            "--contract",
+            contract,
+        ]
+        .map(str::to_string)
+    };
+    let run = |v: [String; 11]| forge(&v.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(args("24x24x13", "tf32-trunc-k8-inorder"));
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(text(&o).0.contains("576 of 576"), "{}", text(&o).0);
+    // The same file under the other contract's rounding is not what the model predicts.
+    let v = args("24x24x13", "tf32-rne-k8-inorder");
+    fails_with(
+        &v.iter().map(String::as_str).collect::<Vec<_>>(),
+        "differ from the bit model",
+    );
+    let v = args("24x24x14", "tf32-trunc-k8-inorder");
+    fails_with(
+        &v.iter().map(String::as_str).collect::<Vec<_>>(),
+        "A of 24x24x14 needs 24×14",
     );
 }

@@ -17,6 +17,7 @@ pub mod worker;
 pub use picks::{PER_TILE, pick_diverse};
 
 use crate::arch::Arch;
+use crate::contract::Contract;
 use crate::cost_model::CostModel;
 use crate::device::cache::KernelCache;
 use crate::device::timing::TimingConfig;
@@ -37,6 +38,8 @@ pub struct TuneOptions {
     pub arch: Arch,
     /// The problems to tune, in order (one dtype and layout per run).
     pub problems: Vec<Problem>,
+    /// The numerical contract every kernel of the run follows (and the profile records).
+    pub contract: Contract,
     /// Candidates benchmarked per shape besides the canonical one.
     pub top: usize,
     pub exhaustive: bool,
@@ -249,11 +252,22 @@ fn measure(
     s.input_sets = sets;
     s.cublas = res.cublas.clone();
     s.reference = res.reference.clone();
+    s.bitmodel = res.bitmodel.clone();
     s.cublas_accuracy = res.cublas_accuracy.clone();
     s.candidates = candidates;
     if !res.reference.as_ref().is_some_and(|r| r.passed) {
         eprintln!(
             "{shape}: the canonical output failed the FP64 reference check: nothing is chosen"
+        );
+        return Ok((s, cublas_version));
+    }
+    if let Some(b) = res.bitmodel.as_ref().filter(|b| !b.passed()) {
+        eprintln!(
+            "{shape}: the canonical output differs from the bit model in {} of {} sampled \
+             elements ({}): nothing is chosen",
+            b.samples - b.equal,
+            b.samples,
+            b.first_mismatch.as_deref().unwrap_or("")
         );
         return Ok((s, cublas_version));
     }

@@ -2,10 +2,11 @@
 //! The worker runs candidates in a process of its own, so a kernel that faults (and so
 //! poisons its CUDA context) or hangs costs one candidate, not the run.
 
+use crate::contract::Contract;
 use crate::device::DeviceInfo;
 use crate::device::timing::TimingConfig;
 use crate::problem::Problem;
-use crate::report::{GateResult, Measurement, ReferenceCheck, Status};
+use crate::report::{BitModelCheck, GateResult, Measurement, ReferenceCheck, Status};
 use crate::schedule::{self, Schedule};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -15,6 +16,8 @@ use std::path::Path;
 pub struct Job {
     #[serde(flatten)]
     pub problem: Problem,
+    /// The numerical contract the kernels are compiled for.
+    pub contract: Contract,
     pub seed: u64,
     /// Schedules to gate and time, in order.
     #[serde(with = "schedule::by_name::vec")]
@@ -31,9 +34,16 @@ pub struct Job {
 
 impl Job {
     /// A job for `problem` that does nothing yet: add [`Job::screen`] or [`Job::head_to_head`].
-    pub fn new(problem: Problem, seed: u64, cache_dir: &Path, timing: &TimingConfig) -> Job {
+    pub fn new(
+        problem: Problem,
+        contract: Contract,
+        seed: u64,
+        cache_dir: &Path,
+        timing: &TimingConfig,
+    ) -> Job {
         Job {
             problem,
+            contract,
             seed,
             candidates: vec![],
             time_cublas: false,
@@ -71,6 +81,9 @@ pub enum Event {
     },
     Reference {
         check: ReferenceCheck,
+    },
+    BitModel {
+        check: BitModelCheck,
     },
     Cublas {
         measurement: Measurement,
@@ -127,12 +140,20 @@ mod tests {
     fn jobs_round_trip_through_their_file_form() {
         let problem = Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(64, 96, 128));
         let canonical = Schedule::canonical(Dtype::Tf32);
-        let job = Job::new(problem, 7, Path::new("/c"), &TimingConfig::default())
-            .screen(vec![canonical], true);
+        let contract = Contract::default();
+        let job = Job::new(
+            problem,
+            contract,
+            7,
+            Path::new("/c"),
+            &TimingConfig::default(),
+        )
+        .screen(vec![canonical], true);
         let text = serde_json::to_string(&job).unwrap();
         assert!(text.contains(&format!("\"{canonical}\"")), "{text}");
         let back: Job = serde_json::from_str(&text).unwrap();
         assert_eq!(back.problem, problem);
+        assert_eq!(back.contract, contract);
         assert_eq!(back.candidates, vec![canonical]);
         assert!(back.time_cublas && back.head_to_head.is_none());
     }

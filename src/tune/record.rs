@@ -25,7 +25,8 @@ pub fn slug(text: &str) -> String {
 /// The profile's metadata for this run (`info` is None for a cost-model-only run).
 pub fn metadata(opts: &TuneOptions, info: Option<&DeviceInfo>) -> Metadata {
     let measured = info.is_some();
-    let mut meta = Metadata::now(&opts.arch.name, opts.dtype(), measured);
+    let mut meta =
+        Metadata::now(&opts.arch.name, opts.dtype(), measured).with_contract(opts.contract);
     meta.device_name = info.map_or("none (cost model only)".into(), |i| i.name.clone());
     if let Some(i) = info {
         meta.driver_version = i.driver_version.clone();
@@ -55,6 +56,7 @@ pub fn provenance(
         git_revision: crate::util::git_revision().into(),
         date: crate::util::now_rfc3339(),
         command: opts.command.clone(),
+        numerical_contract: opts.contract.name().into(),
         measured,
         timing_method: if measured {
             opts.timing.describe()
@@ -100,11 +102,13 @@ pub fn measured_entry(s: &ShapeReport) -> Option<Entry> {
 }
 
 /// Writes (or merges into) the profile: entries for other problems already in the file are
-/// kept when it was tuned for the same architecture and with the same `measured` flag.
+/// kept when it was tuned for the same architecture and contract and with the same `measured`
+/// flag.
 fn write_profile(path: &Path, meta: Metadata, entries: Vec<Entry>) -> anyhow::Result<()> {
     let mut merged = BTreeMap::new();
     if let Ok(old) = Profile::load(path)
         && old.meta.arch == meta.arch
+        && old.meta.numerical_contract == meta.numerical_contract
         && old.meta.measured == meta.measured
     {
         for e in old.entries {

@@ -6,7 +6,9 @@ use super::TuneOptions;
 use super::protocol::{Event, Job};
 use crate::device::DeviceInfo;
 use crate::problem::Problem;
-use crate::report::{CublasAccuracy, GateResult, HeadToHead, Measurement, ReferenceCheck, Status};
+use crate::report::{
+    BitModelCheck, CublasAccuracy, GateResult, HeadToHead, Measurement, ReferenceCheck, Status,
+};
 use crate::schedule::Schedule;
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
@@ -24,6 +26,7 @@ pub struct ScreenResults {
     /// The device, the cuBLAS version and the number of rotated input sets.
     pub info: Option<(DeviceInfo, String, u32)>,
     pub reference: Option<ReferenceCheck>,
+    pub bitmodel: Option<BitModelCheck>,
     pub cublas: Option<Measurement>,
     /// cuBLAS's output: bits against the canonical output, and against FP64.
     pub cublas_accuracy: Option<CublasAccuracy>,
@@ -114,7 +117,13 @@ impl Worker {
 }
 
 fn job(opts: &TuneOptions, problem: &Problem) -> Job {
-    Job::new(*problem, opts.seed, &opts.cache_dir, &opts.timing)
+    Job::new(
+        *problem,
+        opts.contract,
+        opts.seed,
+        &opts.cache_dir,
+        &opts.timing,
+    )
 }
 
 /// Runs `schedules` through worker processes until each has an outcome.
@@ -149,6 +158,7 @@ pub fn screen(
                         input_sets,
                     } => res.info = Some((info, cublas_version, input_sets)),
                     Event::Reference { check } => res.reference = Some(check),
+                    Event::BitModel { check } => res.bitmodel = Some(check),
                     Event::Cublas {
                         measurement,
                         gate,

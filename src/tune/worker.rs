@@ -3,6 +3,7 @@
 //! and starts a new worker for the rest.
 
 use super::protocol::{Event, HEAD_TO_HEAD_ROUNDS, Job, measurement};
+use crate::bitmodel;
 use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::cublas::Cublas;
@@ -13,7 +14,7 @@ use crate::device::{DeviceError, Gpu};
 use crate::gate::{self, POISON_BITS};
 use crate::kernel_source::KernelVariant;
 use crate::reference::{self, TENSOR_A, TENSOR_B};
-use crate::report::{GateResult, ReferenceCheck, Status};
+use crate::report::{BitModelCheck, GateResult, ReferenceCheck, Status};
 use crate::schedule::Schedule;
 use crate::shape::Shape;
 use crate::stats::{Summary, summarize};
@@ -97,6 +98,53 @@ fn check_reference(job: &Job, golden: &[f32]) -> ReferenceCheck {
     }
 }
 
+/// The canonical output against the CPU bit model on the reference check's sample count
+/// (None where the model has no parameters for the device's architecture).
+fn check_bitmodel(
+    gpu: &Gpu,
+    job: &Job,
+    inputs: &Inputs,
+    golden: &[f32],
+) -> Result<Option<BitModelCheck>, DeviceError> {
+    let Some(params) = bitmodel::params_for_arch(&gpu.info.arch) else {
+        return Ok(None);
+    };
+    let Shape { m, n, k } = job.problem.shape;
+    let (a, b) = (
+        inputs.a[0].to_host(&gpu.stream)?,
+        inputs.b[0].to_host(&gpu.stream)?,
+    );
+    let rounding = job.contract.rounding;
+    let check = bitmodel::check_sampled(
+        &a,
+        &b,
+        golden,
+        m as usize,
+        n as usize,
+        k as usize,
+        REFERENCE_SAMPLES,
+        job.seed,
+        &params,
+        rounding,
+    );
+    Ok(Some(BitModelCheck {
+        model: format!(
+            "{} params, {rounding} inputs",
+            if params == bitmodel::HOPPER {
+                "hopper"
+            } else {
+                "ampere"
+            }
+        ),
+        samples: check.checked as u32,
+        equal: check.equal as u32,
+        first_mismatch: check
+            .first_mismatches
+            .first()
+            .map(|(i, j, d, m)| format!("({i}, {j}): device {d:#010x}, model {m:#010x}")),
+    }))
+}
+
 /// Runs the job; returns only on success or on a recoverable error before any candidate.
 pub fn run(job: &Job) -> Result<(), DeviceError> {
     let gpu = Gpu::open(0)?;
@@ -135,6 +183,9 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     emit(&Event::Reference {
         check: check_reference(job, &golden),
     });
+    if let Some(check) = check_bitmodel(&gpu, job, &inputs, &golden)? {
+        emit(&Event::BitModel { check });
+    }
 
     let flops = shape.flops();
     if let Some(schedule) = job.head_to_head {
