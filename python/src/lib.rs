@@ -190,8 +190,8 @@ fn nvrtc_version() -> PyResult<String> {
 ///
 /// TF32 GEMMs on CUDA device `device` following a dispatch profile tuned for its
 /// architecture. Kernels are compiled by NVRTC at first use and cached in `cache_dir`
-/// (default: $FORGE_CACHE, else ~/.cache/forge). Use forge.Dispatcher (Python), which adds the
-/// PyTorch methods.
+/// (default: $FORGE_CACHE, else $XDG_CACHE_HOME/forge or ~/.cache/forge). Use
+/// forge.Dispatcher (Python), which adds the PyTorch methods.
 #[pyclass(frozen, module = "forge._forge")]
 struct Dispatcher {
     inner: dispatch::Dispatcher,

@@ -30,8 +30,10 @@ $PY tests/device/python_check.py --profile profiles/sm_90a-h200.toml --json "$OU
   2>&1 | tee "$OUT/python_check.txt"
 status=${PIPESTATUS[0]}
 if [ -x target/release/capi_tests ]; then
-  FORGE_CDYLIB=$PWD/target/release/libforge.so ./target/release/capi_tests --test-threads=1 --nocapture \
-    > "$OUT/capi_tests.txt" 2>&1
+  # No Python to preload NVRTC there: put the directory forge.Dispatcher found it in on the path.
+  NVRTC_LIB=$($PY -c 'import forge; d = forge._nvrtc_candidates(); print(d[0] if d else "")' 2>/dev/null)
+  LD_LIBRARY_PATH="${NVRTC_LIB:+$NVRTC_LIB:}${LD_LIBRARY_PATH:-}" FORGE_CDYLIB=$PWD/target/release/libforge.so \
+    ./target/release/capi_tests --test-threads=1 --nocapture > "$OUT/capi_tests.txt" 2>&1
   capi=$?
   grep -E "^test |test result|capi gemm|SKIPPED|smoke:" "$OUT/capi_tests.txt"
   [ $capi = 0 ] || status=1
