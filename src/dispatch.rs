@@ -12,7 +12,7 @@ use crate::problem::Problem;
 use crate::profile::{Profile, Selection};
 use crate::schedule::{Dtype, Layout};
 use crate::shape::Shape;
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaStream, sys};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -33,8 +33,11 @@ impl Plan {
     }
 }
 
-pub struct Dispatcher<'g> {
-    gpu: &'g Gpu,
+/// Owns what it launches with (the context, the device description, the loaded kernels and
+/// plans), so it can live in a handle of its own (the C ABI, the Python package). `Send` and
+/// `Sync`: calls from several threads are safe; see [`Dispatcher::gemm_raw`] for streams.
+pub struct Dispatcher {
+    gpu: Gpu,
     profile: Profile,
     cache: KernelCache,
     dtype: Dtype,
@@ -42,10 +45,11 @@ pub struct Dispatcher<'g> {
     plans: RwLock<HashMap<PlanKey, Plan>>,
 }
 
-impl<'g> Dispatcher<'g> {
+impl Dispatcher {
     /// A dispatcher for TF32 TN GEMMs on `gpu` following `profile`, which must have been tuned
-    /// for the device's architecture.
-    pub fn new(profile: Profile, gpu: &'g Gpu, cache_dir: &Path) -> Result<Self, DeviceError> {
+    /// for the device's architecture. It keeps its own references to the device's context and
+    /// stream: `gpu` may be dropped afterwards.
+    pub fn new(profile: Profile, gpu: &Gpu, cache_dir: &Path) -> Result<Self, DeviceError> {
         if profile.meta.arch != gpu.info.arch {
             return Err(DeviceError::Other(format!(
                 "the profile was tuned for {}, the device is {}",
@@ -53,13 +57,27 @@ impl<'g> Dispatcher<'g> {
             )));
         }
         Ok(Dispatcher {
-            gpu,
+            gpu: Gpu {
+                ctx: gpu.ctx.clone(),
+                stream: gpu.stream.clone(),
+                info: gpu.info.clone(),
+            },
             profile,
             cache: KernelCache::new(cache_dir)?,
             dtype: Dtype::Tf32,
             kernels: RwLock::new(HashMap::new()),
             plans: RwLock::new(HashMap::new()),
         })
+    }
+
+    /// The profile it follows.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The device it launches on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
     }
 
     /// Which schedule a shape gets, and by which rule.
@@ -75,7 +93,7 @@ impl<'g> Dispatcher<'g> {
         let compiled =
             self.cache
                 .get_or_compile(&variant.label(), &variant.source(), &self.gpu.info.arch)?;
-        let loaded = Arc::new(LoadedVariant::load(self.gpu, variant, &compiled)?);
+        let loaded = Arc::new(LoadedVariant::load(&self.gpu, variant, &compiled)?);
         self.kernels
             .write()
             .expect("lock")
@@ -95,11 +113,49 @@ impl<'g> Dispatcher<'g> {
         b: u64,
         c: u64,
     ) -> Result<(), DeviceError> {
+        // Safety: a cudarc stream is a live stream of its context.
+        unsafe { self.gemm_raw(stream.cu_stream(), m, n, k, a, b, c) }
+    }
+
+    /// [`Dispatcher::gemm`] on a raw driver stream: a `CUstream` / `cudaStream_t` of another
+    /// framework (PyTorch's current stream), or null for the legacy default stream. Binds the
+    /// dispatcher's context (the device's primary context, which the CUDA runtime shares) to
+    /// the calling thread when another one is current.
+    ///
+    /// The first call for a (shape, A, B) compiles or loads the kernel and builds its launch
+    /// plan; later calls relaunch the plan. A plan with a chained tail owns a workspace that
+    /// its launches leave zeroed: calls with the same (shape, A, B) must not overlap in time
+    /// on different streams.
+    ///
+    /// # Safety
+    /// `stream` must be null, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` or a stream of this
+    /// device's primary context that stays alive for the call; `a`, `b` (M×K and N×K f32,
+    /// 16-byte aligned) and `c` (M×N) must be device allocations of that size in that
+    /// context.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn gemm_raw(
+        &self,
+        stream: sys::CUstream,
+        m: u32,
+        n: u32,
+        k: u32,
+        a: u64,
+        b: u64,
+        c: u64,
+    ) -> Result<(), DeviceError> {
+        self.gpu.ctx.bind_to_thread()?;
         let key = (m, n, k, a, b);
         if let Some(plan) = self.plans.read().expect("lock").get(&key) {
-            return plan
-                .kernel
-                .launch(stream, &plan.prepared, c, plan.workspace_ptr());
+            // Safety: the caller's guarantees on `stream`; the context is bound above.
+            return unsafe {
+                plan.kernel
+                    .launch_raw(stream, &plan.prepared, c, plan.workspace_ptr())
+            };
+        }
+        if m == 0 || n == 0 || k == 0 {
+            return Err(DeviceError::Other(format!(
+                "GEMM {m}x{n}x{k}: every dimension must be at least 1"
+            )));
         }
         let shape = Shape::new(m, n, k);
         let schedule = self.selection(&shape).schedule;
@@ -112,20 +168,40 @@ impl<'g> Dispatcher<'g> {
         let prepared = kernel.prepare(&schedule, &shape, a, b)?;
         let workspace = match prepared.workspace_words {
             0 => None,
-            words => {
-                let buffer = DeviceBuffer::new(&self.gpu.ctx, words as usize)?;
-                buffer.fill_bits(stream, 0)?;
-                Some(buffer)
-            }
+            words => Some(DeviceBuffer::new(&self.gpu.ctx, words as usize)?),
         };
         let plan = Plan {
             kernel,
             prepared,
             workspace,
         };
-        plan.kernel
-            .launch(stream, &plan.prepared, c, plan.workspace_ptr())?;
-        self.plans.write().expect("lock").insert(key, plan);
-        Ok(())
+        // Another thread may have built the same plan meanwhile: keep the first one (its
+        // workspace may be in use) and drop this one before anything ran on it.
+        let mut plans = self.plans.write().expect("lock");
+        let fresh = !plans.contains_key(&key);
+        let plan = plans.entry(key).or_insert(plan);
+        if fresh && let Some(workspace) = &plan.workspace {
+            // Safety: as above.
+            if let Err(e) = unsafe { workspace.fill_bits_raw(stream, 0) } {
+                plans.remove(&key);
+                return Err(e);
+            }
+        }
+        // Safety: as above.
+        unsafe {
+            plan.kernel
+                .launch_raw(stream, &plan.prepared, c, plan.workspace_ptr())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dispatcher_can_be_owned_by_another_thread() {
+        fn owned<T: Send + Sync + 'static>() {}
+        owned::<Dispatcher>();
     }
 }

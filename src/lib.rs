@@ -11,6 +11,7 @@
 pub mod analysis;
 pub mod arch;
 pub mod bitmodel;
+pub mod capi;
 pub mod cli;
 pub mod contract;
 pub mod cost_model;

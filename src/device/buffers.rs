@@ -39,7 +39,21 @@ impl DeviceBuffer {
 
     /// Fills every element with the same 32-bit pattern (the gate's NaN poison).
     pub fn fill_bits(&self, stream: &CudaStream, bits: u32) -> Result<(), DeviceError> {
-        unsafe { sys::cuMemsetD32Async(self.ptr, bits, self.len, stream.cu_stream()) }.result()?;
+        // Safety: a cudarc stream is a live stream of its context.
+        unsafe { self.fill_bits_raw(stream.cu_stream(), bits) }
+    }
+
+    /// [`DeviceBuffer::fill_bits`] on a raw driver stream (null: the legacy default stream).
+    ///
+    /// # Safety
+    /// `stream` must be null, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` or a stream alive for
+    /// the duration of the call in this buffer's context, and that context must be current.
+    pub unsafe fn fill_bits_raw(
+        &self,
+        stream: sys::CUstream,
+        bits: u32,
+    ) -> Result<(), DeviceError> {
+        unsafe { sys::cuMemsetD32Async(self.ptr, bits, self.len, stream) }.result()?;
         Ok(())
     }
 

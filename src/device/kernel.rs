@@ -5,7 +5,7 @@ use super::{DeviceError, Gpu};
 use crate::kernel_source::{GEMM_ENTRY, KernelVariant, SPLITK_REDUCE_ENTRY};
 use crate::schedule::{Family, Raster, Schedule};
 use crate::shape::Shape;
-use cudarc::driver::{CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg, sys};
+use cudarc::driver::{CudaFunction, CudaModule, CudaStream, sys};
 use cudarc::nvrtc::Ptx;
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -155,6 +155,24 @@ impl LoadedVariant {
         c: u64,
         workspace: u64,
     ) -> Result<(), DeviceError> {
+        // Safety: a cudarc stream is a live stream of its context.
+        unsafe { self.launch_raw(stream.cu_stream(), p, c, workspace) }
+    }
+
+    /// [`LoadedVariant::launch`] on a raw driver stream (a `CUstream` / `cudaStream_t` from
+    /// another framework, or null for the legacy default stream).
+    ///
+    /// # Safety
+    /// `stream` must be null, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` or a stream that is
+    /// alive for the duration of the call and belongs to the context this variant was loaded
+    /// in, and that context must be current on the calling thread.
+    pub unsafe fn launch_raw(
+        &self,
+        stream: sys::CUstream,
+        p: &Prepared,
+        c: u64,
+        workspace: u64,
+    ) -> Result<(), DeviceError> {
         let mut params = p.params;
         let mut c = c;
         let mut ws = workspace;
@@ -187,7 +205,7 @@ impl LoadedVariant {
             blockDimY: 1,
             blockDimZ: 1,
             sharedMemBytes: self.smem,
-            hStream: stream.cu_stream(),
+            hStream: stream,
             attrs: std::ptr::null_mut(),
             numAttrs: 0,
         };
@@ -203,30 +221,53 @@ impl LoadedVariant {
         }
         .result()?;
         if p.params.splits > 1 {
-            self.launch_reduce(stream, workspace, c, p)?;
+            // Safety: the caller's guarantees on `stream` carry over.
+            unsafe { self.launch_reduce(stream, workspace, c, p) }?;
         }
         Ok(())
     }
 
-    fn launch_reduce(
+    /// # Safety
+    /// As [`LoadedVariant::launch_raw`].
+    unsafe fn launch_reduce(
         &self,
-        stream: &CudaStream,
+        stream: sys::CUstream,
         workspace: u64,
         c: u64,
         p: &Prepared,
     ) -> Result<(), DeviceError> {
-        let (mn, splits) = (p.params.m * p.params.n, p.params.splits);
+        let (mut mn, mut splits) = (p.params.m * p.params.n, p.params.splits);
         let blocks = ((mn as u32).div_ceil(REDUCE_THREADS)).min(self.sm_count * 8);
-        let cfg = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (REDUCE_THREADS, 1, 1),
-            shared_mem_bytes: 0,
+        let (mut ws, mut c) = (workspace, c);
+        // `forge_splitk_reduce(const float* ws, float* C, int MN, int splits)`; the workspace
+        // holds `splits` partial products of M×N.
+        let mut args: [*mut c_void; 4] = [
+            &mut ws as *mut u64 as *mut c_void,
+            &mut c as *mut u64 as *mut c_void,
+            &mut mn as *mut i32 as *mut c_void,
+            &mut splits as *mut i32 as *mut c_void,
+        ];
+        let config = sys::CUlaunchConfig {
+            gridDimX: blocks,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: REDUCE_THREADS,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: 0,
+            hStream: stream,
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
         };
-        let mut launch = stream.launch_builder(&self.reduce);
-        launch.arg(&workspace).arg(&c).arg(&mn).arg(&splits);
-        // Safety: the arguments match `forge_splitk_reduce(const float*, float*, int, int)`;
-        // the workspace holds `splits` partial products of M×N.
-        unsafe { launch.launch(cfg) }?;
+        unsafe {
+            sys::cuLaunchKernelEx(
+                &config,
+                self.reduce.cu_function(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
         Ok(())
     }
 }
