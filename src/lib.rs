@@ -12,6 +12,7 @@ pub mod device;
 pub mod dispatch;
 pub mod gate;
 pub mod kernel_check;
+pub mod kernel_gen;
 pub mod kernel_source;
 pub mod plot;
 pub mod profile;
