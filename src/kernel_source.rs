@@ -11,6 +11,7 @@ use std::borrow::Cow;
 
 const COMMON: &str = include_str!("../kernels/common.cuh");
 const MMA_SYNC_TF32: &str = include_str!("../kernels/mma_sync_tf32.cu");
+const WGMMA_WRAPPERS: &str = include_str!("../kernels/wgmma_wrappers.cuh");
 const WGMMA_TF32: &str = include_str!("../kernels/wgmma_tf32.cu");
 
 /// Environment variable naming a directory to read kernel sources from instead of the
@@ -101,18 +102,21 @@ impl KernelVariant {
         )
     }
 
-    /// The whole translation unit NVRTC compiles.
+    /// The whole translation unit NVRTC compiles: prelude, `common.cuh`, then the family's
+    /// files in order (`kernels/ABI.md`, "Source assembly").
     pub fn source(&self) -> String {
-        let family = match (self.family, self.dtype) {
-            (Family::MmaSync, _) => source_file("mma_sync_tf32.cu", MMA_SYNC_TF32),
-            (Family::Wgmma, _) => source_file("wgmma_tf32.cu", WGMMA_TF32),
-        };
-        format!(
-            "{}\n{}\n{}",
-            self.prelude(),
+        let mut parts = vec![
+            Cow::Owned(self.prelude()),
             source_file("common.cuh", COMMON),
-            family
-        )
+        ];
+        match (self.family, self.dtype) {
+            (Family::MmaSync, _) => parts.push(source_file("mma_sync_tf32.cu", MMA_SYNC_TF32)),
+            (Family::Wgmma, _) => {
+                parts.push(source_file("wgmma_wrappers.cuh", WGMMA_WRAPPERS));
+                parts.push(source_file("wgmma_tf32.cu", WGMMA_TF32));
+            }
+        }
+        parts.join("\n")
     }
 }
 
@@ -165,6 +169,20 @@ mod tests {
         );
         let ragged = Shape::new(1000, 1000, 1001);
         assert!(!KernelVariant::new(&a, &ragged).vec4);
+    }
+
+    #[test]
+    fn wgmma_source_puts_the_generated_wrappers_before_the_family_file() {
+        let s: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1"
+            .parse()
+            .unwrap();
+        let src = KernelVariant::new(&s, &Shape::new(4096, 4096, 4096)).source();
+        let common = src.find("#define FORGE_COMMON_CUH").unwrap();
+        let wrappers = src.find("#define FORGE_WGMMA_WRAPPERS_CUH").unwrap();
+        let family = src.find("fwg_wgmma(float* d").unwrap();
+        assert!(common < wrappers && wrappers < family);
+        let mma = KernelVariant::new(&Schedule::canonical(Dtype::Tf32), &Shape::new(64, 64, 64));
+        assert!(!mma.source().contains("FORGE_WGMMA_WRAPPERS_CUH"));
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod device;
 pub mod dispatch;
 pub mod gate;
 pub mod kernel_check;
+pub mod kernel_gen;
 pub mod kernel_source;
 pub mod outputs;
 pub mod plot;

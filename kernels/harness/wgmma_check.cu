@@ -1,7 +1,7 @@
 // forge: development harness for kernels/wgmma_tf32.cu (correctness, bit-exactness, timing vs cuBLAS).
 //
 // One source, compiled in parts (see run_wgmma_check.sh):
-//   -DPART_WGMMA  + FORGE_* defines : common.cuh + wgmma_tf32.cu and a launch wrapper (one config)
+//   -DPART_WGMMA  + FORGE_* defines : common.cuh + wgmma_wrappers.cuh + wgmma_tf32.cu and a launch wrapper (one config)
 //   -DPART_MMA    + FORGE_* defines : common.cuh + mma_sync_tf32.cu (the canonical schedule), with
 //                                     forge_gemm / forge_splitk_reduce renamed by -D, when present
 //   (neither)                       : main(): inputs, references, checks, timing, cuBLAS
@@ -13,6 +13,7 @@
 
 #if defined(PART_WGMMA)
 #include "../common.cuh"
+#include "../wgmma_wrappers.cuh"
 #include "../wgmma_tf32.cu"
 
 extern "C" int wg_config(int* v) {  // BM, BN, STAGES, WG, PERSISTENT, CLUSTER, SPLITK, threads, smem
