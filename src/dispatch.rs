@@ -164,7 +164,9 @@ impl Dispatcher {
                 "{schedule} splits K; a bit-exact profile never chooses it"
             )));
         }
-        let kernel = self.kernel(KernelVariant::new(&schedule, &shape))?;
+        // Kernels follow the profile's numerical contract: its schedules were gated under it.
+        let rounding = self.profile.meta.numerical_contract.rounding;
+        let kernel = self.kernel(KernelVariant::new(&schedule, &shape, rounding))?;
         let prepared = kernel.prepare(&schedule, &shape, a, b)?;
         let workspace = match prepared.workspace_words {
             0 => None,

@@ -15,7 +15,8 @@ use forge::reference::{self, TENSOR_A, TENSOR_B};
 use forge::report::Verdict;
 use forge::schedule::{Dtype, Layout, Schedule};
 use forge::shape::Shape;
-use forge::tune::worker::{Inputs, ensure_loaded, run_once};
+use forge::contract::Rounding;
+use forge::tune::worker::{Inputs, LoadedKernels, run_once};
 use std::collections::HashMap;
 
 fn gpu() -> Option<Gpu> {
@@ -54,13 +55,24 @@ fn inputs(gpu: &Gpu, util: &UtilKernels, shape: &Shape, seed: u64) -> Inputs {
 fn golden(
     gpu: &Gpu,
     cache: &KernelCache,
-    loaded: &mut HashMap<KernelVariant, LoadedVariant>,
+    loaded: &mut LoadedKernels,
     shape: &Shape,
     ins: &Inputs,
 ) -> Vec<f32> {
-    let canonical = Schedule::canonical(Dtype::Tf32);
-    ensure_loaded(gpu, cache, loaded, &canonical, shape).unwrap();
-    run_once(gpu, loaded, &canonical, shape, ins).unwrap()
+    run(gpu, cache, loaded, &Schedule::canonical(Dtype::Tf32), shape, ins)
+}
+
+/// Loads `s` into `loaded` and returns its output on input set 0.
+fn run(
+    gpu: &Gpu,
+    cache: &KernelCache,
+    loaded: &mut LoadedKernels,
+    s: &Schedule,
+    shape: &Shape,
+    ins: &Inputs,
+) -> Vec<f32> {
+    let lv = loaded.load(gpu, cache, s, shape).unwrap();
+    run_once(gpu, lv, s, shape, ins).unwrap()
 }
 
 /// ‖C − ref‖/‖ref‖ over sampled elements.
@@ -97,27 +109,29 @@ fn every_family_matches_fp64_and_the_gate_sorts_them() {
     let cache = cache();
     let util = UtilKernels::load(&gpu, &cache).unwrap();
     let arch = gpu.info.arch().unwrap();
-    for shape in [
-        Shape::new(1024, 1024, 1024),
-        Shape::new(1000, 1000, 1000),
-        Shape::new(517, 263, 300),
-        Shape::new(300, 260, 299),
-    ] {
+    for (rounding, shape) in Rounding::ALL.into_iter().flat_map(|r| {
+        [
+            Shape::new(1024, 1024, 1024),
+            Shape::new(1000, 1000, 1000),
+            Shape::new(517, 263, 300),
+            Shape::new(300, 260, 299),
+        ]
+        .map(|s| (r, s))
+    }) {
         let ins = inputs(&gpu, &util, &shape, SEED);
-        let mut loaded = HashMap::new();
+        let mut loaded = LoadedKernels::new(rounding);
         let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
         let err = reference_error(&golden, &shape, SEED);
         assert!(
             err < reference::TF32_TOLERANCE,
-            "{shape}: canonical rel err {err}"
+            "{rounding} {shape}: canonical rel err {err}"
         );
         for name in schedules() {
             let s: Schedule = name.parse().unwrap();
             if forge::space::check(&arch, &s, &shape).is_err() {
                 continue;
             }
-            ensure_loaded(&gpu, &cache, &mut loaded, &s, &shape).unwrap();
-            let out = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
+            let out = run(&gpu, &cache, &mut loaded, &s, &shape, &ins);
             let err = reference_error(&out, &shape, SEED);
             assert!(
                 err < reference::TF32_TOLERANCE,
@@ -125,7 +139,7 @@ fn every_family_matches_fp64_and_the_gate_sorts_them() {
             );
             let g = gate::compare(&golden, &out);
             eprintln!(
-                "{shape} {name}: ref err {err:.2e}, gate {:?} ({} differ)",
+                "{rounding} {shape} {name}: ref err {err:.2e}, gate {:?} ({} differ)",
                 g.verdict, g.differing
             );
             if s.split_k == 1 {
@@ -163,16 +177,16 @@ fn chained_tail_is_bit_identical_and_reruns_identically() {
     ] {
         let s: Schedule = name.parse().unwrap();
         let ins = inputs(&gpu, &util, &shape, SEED);
-        let mut loaded = HashMap::new();
+        let mut loaded = LoadedKernels::new(Rounding::NearestEven);
         let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
-        ensure_loaded(&gpu, &cache, &mut loaded, &s, &shape).unwrap();
-        let lv = &loaded[&KernelVariant::new(&s, &shape)];
+        loaded.load(&gpu, &cache, &s, &shape).unwrap();
+        let lv = loaded.get(&s, &shape);
         let p = lv
             .prepare(&s, &shape, ins.a[0].ptr(), ins.b[0].ptr())
             .unwrap();
         assert!(p.params.tail_pieces > 1, "{shape} {name}: no chained tail");
         assert!(p.workspace_words as usize <= ins.workspace.len());
-        let first = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
+        let first = run_once(&gpu, lv, &s, &shape, &ins).unwrap();
         let g = gate::compare(&golden, &first);
         eprintln!(
             "{shape} {name}: {} pieces per tail tile, gate {:?} ({} differ)",
@@ -196,11 +210,10 @@ fn gate_rejects_a_planted_one_ulp_change() {
     let util = UtilKernels::load(&gpu, &cache).unwrap();
     let shape = Shape::new(256, 256, 256);
     let ins = inputs(&gpu, &util, &shape, SEED);
-    let mut loaded = HashMap::new();
+    let mut loaded = LoadedKernels::new(Rounding::NearestEven);
     let s = Schedule::canonical(Dtype::Tf32);
-    ensure_loaded(&gpu, &cache, &mut loaded, &s, &shape).unwrap();
-    let golden = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
-    let again = run_once(&gpu, &loaded, &s, &shape, &ins).unwrap();
+    let golden = run(&gpu, &cache, &mut loaded, &s, &shape, &ins);
+    let again = run(&gpu, &cache, &mut loaded, &s, &shape, &ins);
     assert_eq!(gate::compare(&golden, &again).verdict, Verdict::Pass);
     let mut planted = again.clone();
     planted[12345] = f32::from_bits(planted[12345].to_bits() ^ 1);
@@ -250,7 +263,7 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
         Shape::new(999, 1001, 1003),
     ] {
         let ins = inputs(&gpu, &util, &shape, SEED);
-        let mut loaded = HashMap::new();
+        let mut loaded = LoadedKernels::new(d.profile().meta.numerical_contract.rounding);
         let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
         ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
         dispatch(&shape, &ins);
@@ -271,7 +284,7 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     let shape = Shape::new(128, 128, 32);
     let ins = inputs(&gpu, &util, &shape, SEED);
     let s: Schedule = d.selection(&shape).schedule;
-    let v = KernelVariant::new(&s, &shape);
+    let v = KernelVariant::new(&s, &shape, d.profile().meta.numerical_contract.rounding);
     let compiled = cache
         .get_or_compile(&v.label(), &v.source(), &gpu.info.arch)
         .unwrap();

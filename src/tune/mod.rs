@@ -224,7 +224,7 @@ fn measure(
     let ranked = model.rank(arch, problem.dtype, problem.layout, &shape);
     let picks = picks::screen_picks(&ranked, opts.top, opts.exhaustive);
     eprintln!("{shape}: {} candidates", picks.len());
-    let mut candidates = picks::compile(cache, &arch.name, problem, &picks);
+    let mut candidates = picks::compile(cache, &arch.name, problem, opts.contract, &picks);
     let runnable: Vec<Schedule> = candidates
         .iter()
         .filter(|c| c.status == Status::Predicted)

@@ -2,6 +2,7 @@
 //! split-K schedule (it prices determinism) and the canonical one; and their compilation.
 
 use super::progress;
+use crate::contract::Contract;
 use crate::cost_model::Ranked;
 use crate::device::cache::KernelCache;
 use crate::kernel_source::KernelVariant;
@@ -85,9 +86,10 @@ pub fn compile(
     cache: &KernelCache,
     arch: &str,
     problem: &Problem,
+    contract: Contract,
     picks: &[(usize, &Ranked)],
 ) -> Vec<Candidate> {
-    let variant = |s: &Schedule| KernelVariant::new(s, &problem.shape);
+    let variant = |s: &Schedule| KernelVariant::new(s, &problem.shape, contract.rounding);
     let mut variants: Vec<KernelVariant> =
         picks.iter().map(|(_, r)| variant(&r.schedule)).collect();
     variants.sort();

@@ -4,6 +4,7 @@
 
 use super::protocol::{Event, HEAD_TO_HEAD_ROUNDS, Job, measurement};
 use crate::bitmodel;
+use crate::contract::Rounding;
 use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::cublas::Cublas;
@@ -174,12 +175,12 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         inputs.b.push(b);
         inputs.c.push(DeviceBuffer::new(&gpu.ctx, m * n)?);
     }
-    let mut loaded: HashMap<KernelVariant, LoadedVariant> = HashMap::new();
+    let mut loaded = LoadedKernels::new(job.contract.rounding);
 
     // The golden output C₀: the canonical schedule on input set 0.
     let canonical = Schedule::canonical(job.problem.dtype);
-    ensure_loaded(&gpu, &cache, &mut loaded, &canonical, &shape)?;
-    let golden = run_once(&gpu, &loaded, &canonical, &shape, &inputs)?;
+    let lv = loaded.load(&gpu, &cache, &canonical, &shape)?;
+    let golden = run_once(&gpu, lv, &canonical, &shape, &inputs)?;
     emit(&Event::Reference {
         check: check_reference(job, &golden),
     });
@@ -189,10 +190,10 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
 
     let flops = shape.flops();
     if let Some(schedule) = job.head_to_head {
-        ensure_loaded(&gpu, &cache, &mut loaded, &schedule, &shape)?;
-        let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
+        loaded.load(&gpu, &cache, &schedule, &shape)?;
+        let lv = loaded.get(&schedule, &shape);
         grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
-        let out = run_once(&gpu, &loaded, &schedule, &shape, &inputs)?;
+        let out = run_once(&gpu, lv, &schedule, &shape, &inputs)?;
         if gate::compare(&golden, &out).verdict != crate::report::Verdict::Pass {
             return Err(DeviceError::Other(format!(
                 "{schedule} no longer passes the gate"
@@ -245,10 +246,10 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     for schedule in &job.candidates {
         let schedule = *schedule;
         emit(&Event::Start { schedule });
-        let result = ensure_loaded(&gpu, &cache, &mut loaded, &schedule, &shape).and_then(|_| {
+        let result = loaded.load(&gpu, &cache, &schedule, &shape).map(|_| ()).and_then(|_| {
             match injected(&schedule) {
                 Some(Injection::Fault) => {
-                    let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
+                    let lv = loaded.get(&schedule, &shape);
                     let p = lv.prepare(&schedule, &shape, BAD_POINTER, inputs.b[0].ptr())?;
                     lv.launch(&gpu.stream, &p, inputs.c[0].ptr(), inputs.workspace.ptr())?;
                     gpu.stream.synchronize()?;
@@ -258,9 +259,9 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                 },
                 None => {}
             }
-            let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
+            let lv = loaded.get(&schedule, &shape);
             grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
-            let out = run_once(&gpu, &loaded, &schedule, &shape, &inputs)?;
+            let out = run_once(&gpu, lv, &schedule, &shape, &inputs)?;
             let gate = gate::compare(&golden, &out);
             let plans = plans(lv, &schedule, &shape, &inputs)?;
             let (summary, _) = time_plans(&gpu, lv, &plans, &inputs, &job.timing)?;
@@ -358,30 +359,54 @@ fn time_cublas(
     })
 }
 
-pub fn ensure_loaded(
-    gpu: &Gpu,
-    cache: &KernelCache,
-    loaded: &mut HashMap<KernelVariant, LoadedVariant>,
-    s: &Schedule,
-    shape: &Shape,
-) -> Result<(), DeviceError> {
-    let v = KernelVariant::new(s, shape);
-    if let std::collections::hash_map::Entry::Vacant(e) = loaded.entry(v) {
-        let compiled = cache.get_or_compile(&v.label(), &v.source(), &gpu.info.arch)?;
-        e.insert(LoadedVariant::load(gpu, v, &compiled)?);
-    }
-    Ok(())
+/// The kernel variants loaded on the device for one numerical contract, by variant.
+pub struct LoadedKernels {
+    rounding: Rounding,
+    variants: HashMap<KernelVariant, LoadedVariant>,
 }
 
-/// Poisons C of set 0, runs `schedule` once on set 0 and returns its output.
+impl LoadedKernels {
+    pub fn new(rounding: Rounding) -> LoadedKernels {
+        LoadedKernels {
+            rounding,
+            variants: HashMap::new(),
+        }
+    }
+
+    fn variant(&self, s: &Schedule, shape: &Shape) -> KernelVariant {
+        KernelVariant::new(s, shape, self.rounding)
+    }
+
+    /// Compiles (or reads from the cache) and loads the variant `s` needs for `shape`.
+    pub fn load(
+        &mut self,
+        gpu: &Gpu,
+        cache: &KernelCache,
+        s: &Schedule,
+        shape: &Shape,
+    ) -> Result<&LoadedVariant, DeviceError> {
+        let v = self.variant(s, shape);
+        if let std::collections::hash_map::Entry::Vacant(e) = self.variants.entry(v) {
+            let compiled = cache.get_or_compile(&v.label(), &v.source(), &gpu.info.arch)?;
+            e.insert(LoadedVariant::load(gpu, v, &compiled)?);
+        }
+        Ok(&self.variants[&v])
+    }
+
+    /// The loaded variant of `s` for `shape` ([`LoadedKernels::load`] first).
+    pub fn get(&self, s: &Schedule, shape: &Shape) -> &LoadedVariant {
+        &self.variants[&self.variant(s, shape)]
+    }
+}
+
+/// Poisons C of set 0, runs `schedule` (loaded as `lv`) once on set 0 and returns its output.
 pub fn run_once(
     gpu: &Gpu,
-    loaded: &HashMap<KernelVariant, LoadedVariant>,
+    lv: &LoadedVariant,
     schedule: &Schedule,
     shape: &Shape,
     inputs: &Inputs,
 ) -> Result<Vec<f32>, DeviceError> {
-    let lv = &loaded[&KernelVariant::new(schedule, shape)];
     inputs.c[0].fill_bits(&gpu.stream, POISON_BITS)?;
     if schedule.split_k > 1 {
         inputs.workspace.fill_bits(&gpu.stream, POISON_BITS)?;
