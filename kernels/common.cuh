@@ -24,6 +24,12 @@
 #ifndef FORGE_CHAINED_TAIL
 #define FORGE_CHAINED_TAIL 0
 #endif
+#ifndef FORGE_ROUND
+#define FORGE_ROUND 0  // 0: truncate (raw f32 bits to the tensor cores), 1: round to nearest even
+#endif
+#if FORGE_ROUND != 0 && FORGE_ROUND != 1
+#error "forge: FORGE_ROUND is 0 (truncate) or 1 (round to nearest even)"
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // ABI structs (layout shared with the Rust host: keep in sync with src/device/).
@@ -55,6 +61,36 @@ struct ForgeWork {
 __device__ __forceinline__ int forge_cdiv(int a, int b) { return (a + b - 1) / b; }
 __device__ __forceinline__ int forge_imin(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ int forge_imax(int a, int b) { return a > b ? a : b; }
+
+// ---------------------------------------------------------------------------------------------
+// TF32 input rounding (ABI.md "Numerics"). Bits in, bits out; the tensor cores read the upper
+// 19 bits (sign, exponent, 10 mantissa bits) and ignore the low 13.
+// ---------------------------------------------------------------------------------------------
+// Round-to-nearest-even of one f32 to TF32. sm_90+: cvt.rn.tf32.f32 (PTX ISA 7.8, one F2FP).
+// Older targets (the mma_sync family also runs on sm_80/86/89, where only the ties-away
+// cvt.rna exists): add 0xFFF plus the lowest kept bit, then clear the low 13 bits; the carry
+// rounds ties to even and overflows finite values past the TF32 range into ±Inf, like cvt.rn.
+// ±Inf is unchanged by it (0x7F800000 + 0xFFF masks back to 0x7F800000), but a NaN could carry
+// into Inf or into the sign bit, so NaN becomes the canonical NaN 0x7FFFFFFF instead. Zeros
+// (the zero-filled out-of-range K) stay zeros, subnormals round like normals.
+__device__ __forceinline__ unsigned forge_tf32_rne(unsigned x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    unsigned r;
+    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r) : "r"(x));
+    return r;
+#else
+    const unsigned r = (x + 0xFFFu + ((x >> 13) & 1u)) & 0xFFFFE000u;
+    return (x & 0x7FFFFFFFu) > 0x7F800000u ? 0x7FFFFFFFu : r;
+#endif
+}
+// What the tensor core receives for one element of A or B under FORGE_ROUND.
+__device__ __forceinline__ unsigned forge_tf32_in(unsigned x) {
+#if FORGE_ROUND
+    return forge_tf32_rne(x);
+#else
+    return x;  // truncation: the tensor core drops the low 13 bits itself
+#endif
+}
 
 // ---------------------------------------------------------------------------------------------
 // Work decomposition: host and kernel compute the same numbers.

@@ -3,12 +3,16 @@
 //
 // Assembled after the prelude and common.cuh; no includes.
 //
-// Numerics (ABI.md "the bit-exact contract"): the .tf32 operand registers receive the raw f32
-// bits (no cvt.rna.tf32: the tensor cores ignore the low 13 mantissa bits), and every
-// accumulator starts at +0 and takes its k8 steps in strictly increasing K order. Out-of-range
-// K is zero-filled in shared memory, so every k8 step covers the same K indices whatever BK is.
-// The result is therefore the same bits for every tile, stage count, warp layout, persistence
-// and swizzle choice.
+// Numerics (ABI.md "Numerics"): FORGE_ROUND 0 (contract tf32-trunc-k8-inorder) hands the raw
+// f32 bits to the .tf32 operand registers (the tensor cores ignore the low 13 mantissa bits);
+// FORGE_ROUND 1 (tf32-rne-k8-inorder) rounds every fragment register to the nearest TF32, ties
+// to even, as it is loaded from shared memory (forge_tf32_rne in common.cuh: cvt.rn.tf32.f32 on
+// sm_90+, an integer sequence with the same results before). Never cvt.rna (ties away): it
+// would differ from the wgmma family. Every accumulator starts at +0 and takes its k8 steps in
+// strictly increasing K order. Out-of-range K is zero-filled in shared memory (and rounds to
+// 0), so every k8 step covers the same K indices whatever BK is. The result is therefore the
+// same bits for every tile, stage count, warp layout, persistence and swizzle choice, and the
+// same as the wgmma family's for the same FORGE_ROUND.
 //
 // Valid configurations (see kernels/harness/ for the checks): BM×BN ∈ {64×64, 64×128, 128×64,
 // 128×128, 128×256, 256×128}, BK ∈ {16, 32}, WARPS ∈ {4, 8}, STAGES ≥ 2, except 128×256 and
@@ -106,7 +110,7 @@ __device__ __forceinline__ void forge_cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// D = A·B + D on one m16n8k8 TF32 tile; a[], b[] hold raw f32 bits (no cvt.rna.tf32).
+// D = A·B + D on one m16n8k8 TF32 tile; a[], b[] hold f32 bits (raw or rounded, FORGE_ROUND).
 __device__ __forceinline__ void forge_mma_tf32(float (&d)[4], const unsigned (&a)[4],
                                                const unsigned (&b)[2]) {
     asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
@@ -123,6 +127,12 @@ forge_gemm(const float* __restrict__ A, const float* __restrict__ B, float* __re
            float* __restrict__ workspace, ForgeParams p) {
     using namespace forge_mma;
     extern __shared__ __align__(16) float forge_smem[];
+    // k8 steps per k-tile unrolled in the main loop. With FORGE_ROUND 1 under a 128-register cap
+    // (256 threads × 2 CTAs per SM: 128×128 with 8 warps) and BK = 16, ptxas pipelines the
+    // converted fragments across the two k8 steps and spills 4 bytes in one variant (persistent,
+    // split-K, 4-byte loads); a rolled k8 loop keeps every variant spill-free. (A local constant:
+    // nvcc does not macro-expand a #pragma unroll argument.)
+    constexpr int KK_UNROLL = (FORGE_ROUND && THREADS * FORGE_MIN_BLOCKS >= 512 && BK == 16) ? 1 : BK / 8;
 
     const int M = p.M, N = p.N, K = p.K;
     const int tid = threadIdx.x;
@@ -213,7 +223,7 @@ forge_gemm(const float* __restrict__ A, const float* __restrict__ B, float* __re
             const int stage = kt % STAGES;
             const float* as = sA + stage * A_STAGE;
             const float* bs = sB + stage * B_STAGE;
-#pragma unroll
+#pragma unroll KK_UNROLL
             for (int kk = 0; kk < BK; kk += 8) {
                 // m16n8k8 .row A fragment (16×8, rows r = 16·mt + g, cols c = kk + t):
                 //   a0 = A[r][c], a1 = A[r+8][c], a2 = A[r][c+4], a3 = A[r+8][c+4].
@@ -221,20 +231,21 @@ forge_gemm(const float* __restrict__ A, const float* __restrict__ B, float* __re
                 //   b0 = B[n = 8·nt + g][k = kk + t], b1 = B[n][kk + t + 4].
                 // Bank of word (row·(BK+4) + t): rows g = 0..7 with stride BK+4 ∈ {20, 36}
                 // land on 8 disjoint 4-bank groups, + t ∈ 0..3 → 32 distinct banks.
+                // forge_tf32_in: raw bits (FORGE_ROUND 0) or rounded to nearest even (1).
                 unsigned af[MT][4], bf[NT][2];
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt) {
                     const float* pa = as + fa + mt * 16 * LDS + kk;
-                    af[mt][0] = __float_as_uint(pa[0]);
-                    af[mt][1] = __float_as_uint(pa[8 * LDS]);
-                    af[mt][2] = __float_as_uint(pa[4]);
-                    af[mt][3] = __float_as_uint(pa[8 * LDS + 4]);
+                    af[mt][0] = forge_tf32_in(__float_as_uint(pa[0]));
+                    af[mt][1] = forge_tf32_in(__float_as_uint(pa[8 * LDS]));
+                    af[mt][2] = forge_tf32_in(__float_as_uint(pa[4]));
+                    af[mt][3] = forge_tf32_in(__float_as_uint(pa[8 * LDS + 4]));
                 }
 #pragma unroll
                 for (int nt = 0; nt < NT; ++nt) {
                     const float* pb = bs + fb + nt * 8 * LDS + kk;
-                    bf[nt][0] = __float_as_uint(pb[0]);
-                    bf[nt][1] = __float_as_uint(pb[4]);
+                    bf[nt][0] = forge_tf32_in(__float_as_uint(pb[0]));
+                    bf[nt][1] = forge_tf32_in(__float_as_uint(pb[4]));
                 }
 #pragma unroll
                 for (int mt = 0; mt < MT; ++mt)

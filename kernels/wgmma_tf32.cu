@@ -13,6 +13,10 @@
 //   full[s]  (count 1)   producer arrive.expect_tx; completed by the TMA bytes of stage s.
 //   empty[s]             one arrive per consumer warp of every CTA in the cluster, sent once the
 //                        wgmmas that read stage s have completed (wgmma.wait_group).
+//   ready[s] (count 3)   FORGE_ROUND 1, producer form only: one arrive per rounding warp (warps
+//                        1..3 of warpgroup 0) once stage s is rounded in place and fenced to the
+//                        async proxy; the consumers wait on it instead of full[s]. Same phase
+//                        sequence as full[s] (see the memory-ordering note at the rounding loop).
 // Chained tail (FORGE_CHAINED_TAIL): units come from forge_for_each_unit (common.cuh); a tail
 // piece starts from the previous piece's accumulators (fwg_chain_load) and, unless it is the
 // last, hands its own on (fwg_chain_store) instead of storing C. See ABI.md "Chained tail".
@@ -22,11 +26,17 @@
 // Valid configurations: BK = 32; BM/WG ∈ {64, 128}; BN ∈ {64, 96, 128, 160, 168, 192, 224, 256};
 // (BM/WG)·BN/128 ≤ 128 accumulators per thread; CLUSTER 2 needs BN/2 % 8 == 0. Host-side notes:
 // cluster 2 is a compile-time __cluster_dims__ (a plain launch works, grid a multiple of 2); the
-// mbarriers live in static shared memory (16·STAGES bytes), so static + ABI dynamic smem must fit
-// the 227 KB opt-in limit; TMA requires K % 4 == 0 and 16-byte-aligned A/B; N may be odd.
+// mbarriers live in static shared memory (16·STAGES bytes, 24·STAGES with the producer-form
+// rounding pass), so static + ABI dynamic smem must fit the 227 KB opt-in limit; TMA requires
+// K % 4 == 0 and 16-byte-aligned A/B; N may be odd.
 //
-// Numerics (ABI.md): the raw f32 bits go to the tensor cores (no cvt.rna); every accumulator starts
-// at +0 (zeroed registers, scale-d = 1 always) and adds its k8 steps in increasing K order.
+// Numerics (ABI.md "Numerics"): FORGE_ROUND 0 (tf32-trunc-k8-inorder) hands the raw f32 bits to
+// the tensor cores, which drop the low 13 mantissa bits. FORGE_ROUND 1 (tf32-rne-k8-inorder)
+// rounds every element of A and B to the nearest TF32, ties to even (cvt.rn.tf32.f32), in shared
+// memory before any wgmma reads it (FORGE_ROUND_IN below says who does it). Either way every
+// accumulator starts at +0 (zeroed registers, scale-d = 1 always) and adds its k8 steps in
+// increasing K order, so all schedules of one FORGE_ROUND agree bit for bit, with the mma_sync
+// family too.
 
 #ifndef FORGE_STAGES
 #define FORGE_STAGES 4
@@ -62,6 +72,53 @@ static_assert(!FORGE_CHAINED_TAIL || (FWG_CL == 1 && !FORGE_SPLITK && FORGE_PERS
 #define FWG_CT (128 * FWG_WG)            // consumer threads
 
 // ---------------------------------------------------------------------------------------------
+// TF32 rounding (FORGE_ROUND 1). The tensor core reads its operands straight from shared memory,
+// so each stage must hold rounded values before a wgmma reads it. FORGE_ROUND_IN says who rounds:
+//   producer (default)  warps 1..3 of the producer warpgroup round stage s in place once its TMA
+//                       bytes land (full[s]), off the TMA thread's path; consumers wait on a third
+//                       barrier ready[s] instead of full[s].
+//   consumer            the consumer warpgroups round stage s themselves after full[s], fence,
+//                       and meet at their named barrier before the first wgmma on it.
+//   tma                 no pass in the kernel: the host must encode both tensor maps with
+//                       CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, whose loads round f32 to TF32 in the
+//                       copy engine (experimental: ABI.md "Numerics" says what to verify first).
+// With FORGE_ROUND 0 the define is ignored. Values: the words above, or 0 / 1 / 2 in that order
+// (an unknown word pastes to an undefined name, which #if reads as 0: rejected below).
+// ---------------------------------------------------------------------------------------------
+#define FWG_RI_producer 1
+#define FWG_RI_consumer 2
+#define FWG_RI_tma 3
+#define FWG_RI_0 1
+#define FWG_RI_1 2
+#define FWG_RI_2 3
+#define FWG_RI_CAT(a, b) a##b
+#define FWG_RI_VALUE(x) FWG_RI_CAT(FWG_RI_, x)
+#ifndef FORGE_ROUND_IN
+#define FORGE_ROUND_IN producer
+#endif
+#define FWG_ROUND_IN FWG_RI_VALUE(FORGE_ROUND_IN)
+#if FWG_ROUND_IN < 1 || FWG_ROUND_IN > 3
+#error "wgmma_tf32: FORGE_ROUND_IN is producer, consumer or tma"
+#endif
+#define FWG_ROUND_BY_PRODUCER (FORGE_ROUND && FWG_ROUND_IN == 1)
+#define FWG_ROUND_BY_CONSUMERS (FORGE_ROUND && FWG_ROUND_IN == 2)
+#define FWG_RCHUNKS (FWG_STAGE_BYTES / 16)  // 16-byte chunks of one stage (A then B)
+#define FWG_RWARPS 3                        // producer form: rounding warps 1..3 of warpgroup 0
+// Register split (setmaxnreg): the pool is the launch allocation, ≤ 64K registers per SM at one
+// CTA per SM. Truncation keeps 40 / 232 (wg2) and 40 / 240 (wg1). The producer form's rounding
+// warps keep 8 chunks (32 registers) in flight, so the producer warpgroup gets 56: 128·56 +
+// 256·224 = 64512 (wg2, = the 168-register launch allocation × 384), 128·56 + 128·240 (wg1).
+#if FWG_ROUND_BY_PRODUCER
+#define FWG_PRODUCER_REGS 56
+#define FWG_CONSUMER_REGS (FWG_WG == 2 ? 224 : 240)
+#else
+#define FWG_PRODUCER_REGS 40
+#define FWG_CONSUMER_REGS (FWG_WG == 2 ? 232 : 240)
+#endif
+static_assert(128 * FWG_PRODUCER_REGS + FWG_CT * FWG_CONSUMER_REGS <= 65536,
+              "wgmma_tf32: setmaxnreg split exceeds the register file");
+
+// ---------------------------------------------------------------------------------------------
 // PTX helpers
 // ---------------------------------------------------------------------------------------------
 __device__ __forceinline__ unsigned fwg_smem_u32(const void* p) {
@@ -84,6 +141,9 @@ __device__ __forceinline__ void fwg_mbar_wait(unsigned bar, unsigned parity) {
         "}\n" ::"r"(bar),
         "r"(parity)
         : "memory");
+}
+__device__ __forceinline__ void fwg_mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 // Consumer release of a stage: arrive on empty[s] of every CTA of the cluster.
 __device__ __forceinline__ void fwg_mbar_release(unsigned bar) {
@@ -150,6 +210,44 @@ __device__ __forceinline__ void fwg_wgmma_wait() {
 }
 // Keep the compiler from moving accumulator accesses across wgmma fence/commit/wait.
 __device__ __forceinline__ void fwg_fence_reg(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// Rounds the 16-byte chunks t, t + T, t + 2T, … of the stage at smem address `stage` in place
+// (T threads, U chunks in flight per thread). Elementwise, so the 128B swizzle does not matter;
+// consecutive threads take consecutive chunks (conflict-free: a warp covers 512 contiguous bytes).
+template <int T, int U>
+__device__ __forceinline__ void fwg_round_stage(unsigned stage, int t) {
+    constexpr int ITERS = (FWG_RCHUNKS + T - 1) / T;  // chunks per thread, the last maybe partial
+    constexpr bool EXACT = FWG_RCHUNKS % T == 0;
+#pragma unroll 1
+    for (int i0 = 0; i0 < ITERS; i0 += U) {
+        const unsigned a = stage + 16u * (unsigned)(i0 * T + t);
+        unsigned v[U][4];
+#pragma unroll
+        for (int j = 0; j < U; ++j) {
+            const bool ok = (ITERS % U == 0 || i0 + j < ITERS) &&
+                            (EXACT || (i0 + j) * T + t < FWG_RCHUNKS);
+            if (ok)
+                asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(v[j][0]), "=r"(v[j][1]), "=r"(v[j][2]), "=r"(v[j][3])
+                             : "r"(a + 16u * j * T)
+                             : "memory");
+        }
+#pragma unroll
+        for (int j = 0; j < U; ++j) {
+            const bool ok = (ITERS % U == 0 || i0 + j < ITERS) &&
+                            (EXACT || (i0 + j) * T + t < FWG_RCHUNKS);
+            if (ok)
+                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(a + 16u * j * T),
+                             "r"(forge_tf32_rne(v[j][0])), "r"(forge_tf32_rne(v[j][1])),
+                             "r"(forge_tf32_rne(v[j][2])), "r"(forge_tf32_rne(v[j][3]))
+                             : "memory");
+        }
+    }
+}
+// Generic-proxy stores above are read next by wgmma (async proxy): each writing thread fences.
+__device__ __forceinline__ void fwg_fence_proxy_async() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 
 // Consumer warpgroups only (the producer never joins): named barrier 1.
 __device__ __forceinline__ void fwg_consumer_sync() {
@@ -262,12 +360,16 @@ extern "C" __global__ void __launch_bounds__(FWG_THREADS, 1)
 forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ ForgeTensorMap tmB,
            float* C, float* workspace, ForgeParams p) {
     extern __shared__ unsigned char fwg_smem_raw[];
-    __shared__ __align__(8) unsigned long long fwg_bars[2 * FWG_ST];
+    // full[0..ST), empty[0..ST), and with the producer-form rounding pass ready[0..ST).
+    __shared__ __align__(8) unsigned long long fwg_bars[(FWG_ROUND_BY_PRODUCER ? 3 : 2) * FWG_ST];
 
     // Stage s: A at base + s·STAGE_BYTES, B right after it; every tile 1024-byte aligned.
     const unsigned base = (fwg_smem_u32(fwg_smem_raw) + 1023u) & ~1023u;
     const unsigned full0 = fwg_smem_u32(&fwg_bars[0]);
     const unsigned empty0 = fwg_smem_u32(&fwg_bars[FWG_ST]);
+#if FWG_ROUND_BY_PRODUCER
+    const unsigned ready0 = fwg_smem_u32(&fwg_bars[2 * FWG_ST]);
+#endif
     const int wg = threadIdx.x / 128;
     const unsigned rank = fwg_cluster_rank();
 
@@ -276,6 +378,9 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
         for (int s = 0; s < FWG_ST; ++s) {
             fwg_mbar_init(full0 + 8 * s, 1);
             fwg_mbar_init(empty0 + 8 * s, FWG_CL * FWG_WG * 4);
+#if FWG_ROUND_BY_PRODUCER
+            fwg_mbar_init(ready0 + 8 * s, FWG_RWARPS);  // one arrive per rounding warp
+#endif
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmA) : "memory");
@@ -288,7 +393,7 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
 
     if (wg == 0) {
         // ---------------- producer warpgroup ----------------
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(FWG_PRODUCER_REGS));
         if (threadIdx.x == 0) {
             int stage = 0;
             unsigned phase = 0;
@@ -312,13 +417,43 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
                 }
             });
         }
+#if FWG_ROUND_BY_PRODUCER
+        else if (threadIdx.x >= 32) {
+            // Rounding warps 1..3: the same walk over units, k-tiles and (stage, phase) as the TMA
+            // thread. Memory ordering, per stage s and ring round:
+            //  * full[s] completes when all TMA bytes of the stage have landed in this CTA's smem
+            //    (with cluster 2 that includes the half of B the peer CTA multicasts here); the
+            //    waiting threads then see them with ordinary loads (mbarrier acquire).
+            //  * Each thread rounds its chunks with ld/st.shared (generic proxy), then executes
+            //    fence.proxy.async.shared::cta, so its stores are ordered before later async-proxy
+            //    accesses of the stage: the consumers' wgmma reads, and the next round's TMA
+            //    writes (no late generic store can land on top of new TMA data).
+            //  * __syncwarp orders the warp's stores and fences before lane 0's arrive (release,
+            //    CTA scope) on ready[s]; consumers wait on ready[s] (acquire) instead of full[s],
+            //    so a wgmma reads stage s only after all three warps' rounded stores are visible.
+            //  * The stage is refilled only after empty[s], which the consumers signal after
+            //    their wgmmas on it completed, after ready[s]: the rounding warps cannot lap the
+            //    ring, so the parity waits on full[s] (here) and ready[s] (consumers) are never
+            //    ambiguous. Each CTA of a cluster rounds its own copy; the peer's multicast into
+            //    this CTA waits on this CTA's consumers (empty[s] counts both CTAs' warps).
+            const int rt = (int)threadIdx.x - 32;  // 0 .. 32·FWG_RWARPS − 1
+            int stage = 0;
+            unsigned phase = 0;
+            forge_for_each_unit(p, [&](const ForgeWork& w) {
+                for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
+                    fwg_mbar_wait(full0 + 8 * stage, phase);
+                    fwg_round_stage<32 * FWG_RWARPS, 8>(base + stage * FWG_STAGE_BYTES, rt);
+                    fwg_fence_proxy_async();
+                    __syncwarp();
+                    if ((rt & 31) == 0) fwg_mbar_arrive(ready0 + 8 * stage);
+                    if (++stage == FWG_ST) { stage = 0; phase ^= 1; }
+                }
+            });
+        }
+#endif
     } else {
         // ---------------- consumer warpgroups ----------------
-#if FORGE_CONSUMER_WG == 2
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-#else
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
-#endif
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(FWG_CONSUMER_REGS));
         const int cw = wg - 1;
         const int tid = threadIdx.x & 127;
         const int warp = tid >> 5, lane = tid & 31;
@@ -335,7 +470,19 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             if (nk > 0) {
                 int prev = 0;
                 for (int kt = 0; kt < nk; ++kt) {
+#if FWG_ROUND_BY_PRODUCER
+                    fwg_mbar_wait(ready0 + 8 * stage, phase);  // landed and rounded
+#elif FWG_ROUND_BY_CONSUMERS
+                    // Round the stage here: all consumer threads split it, fence their stores
+                    // to the async proxy, and meet so that every wgmma sees the whole stage
+                    // rounded. The previous k-tile's wgmmas keep the tensor cores busy meanwhile.
                     fwg_mbar_wait(full0 + 8 * stage, phase);
+                    fwg_round_stage<FWG_CT, 4>(base + stage * FWG_STAGE_BYTES, ct);
+                    fwg_fence_proxy_async();
+                    fwg_consumer_sync();
+#else
+                    fwg_mbar_wait(full0 + 8 * stage, phase);
+#endif
                     const unsigned long long soff = (unsigned long long)((stage * FWG_STAGE_BYTES) >> 4);
 #pragma unroll
                     for (int mb = 0; mb < FWG_MB; ++mb)

@@ -106,7 +106,11 @@ impl<'g> Dispatcher<'g> {
                 "{schedule} splits K; a bit-exact profile never chooses it"
             )));
         }
-        let kernel = self.kernel(KernelVariant::new(&schedule, &shape))?;
+        let kernel = self.kernel(KernelVariant::new(
+            &schedule,
+            &shape,
+            crate::contract::Rounding::NearestEven,
+        ))?;
         let prepared = kernel.prepare(&schedule, &shape, a, b)?;
         let workspace = match prepared.workspace_words {
             0 => None,

@@ -1,8 +1,10 @@
 //! Static check of every kernel variant: compile through NVRTC for an architecture and
 //! require ptxas to report no spills and no warnings (serialized wgmma C7510/C7515, ignored
 //! setmaxnreg C7508, …). Runs on a CPU machine; the runtime measurement still decides speed.
+//! Every variant is checked for every [`Rounding`] (the rounding pass changes the code).
 
 use crate::arch::Arch;
+use crate::contract::Rounding;
 use crate::device::cache::{self, KernelCache};
 use crate::device::nvrtc::PtxasReport;
 use crate::kernel_source::{GEMM_ENTRY, KernelVariant};
@@ -23,14 +25,18 @@ pub struct CheckReport {
     pub failed: Vec<String>,
 }
 
-/// Every distinct variant of the space valid on `arch`.
+/// Every distinct variant of the space valid on `arch`, for every rounding.
 pub fn variants(arch: &Arch) -> Vec<KernelVariant> {
     let mut out: Vec<KernelVariant> = COVER_SHAPES
         .iter()
         .flat_map(|shape| {
             space::valid_schedules(arch, Dtype::Tf32, shape)
                 .into_iter()
-                .map(move |s| KernelVariant::new(&s, shape))
+                .flat_map(move |s| {
+                    Rounding::ALL
+                        .into_iter()
+                        .map(move |r| KernelVariant::new(&s, shape, r))
+                })
         })
         .collect();
     out.sort();
@@ -64,8 +70,16 @@ pub fn compile_clean(
 }
 
 pub fn check_all(arch: &Arch) -> anyhow::Result<CheckReport> {
+    check_matching(arch, |_| true)
+}
+
+/// [`check_all`] restricted to the variants `keep` accepts (kernel development).
+pub fn check_matching(
+    arch: &Arch,
+    keep: impl Fn(&KernelVariant) -> bool,
+) -> anyhow::Result<CheckReport> {
     let cache = KernelCache::new(&cache::default_dir())?;
-    let vs = variants(arch);
+    let vs: Vec<KernelVariant> = variants(arch).into_iter().filter(|v| keep(v)).collect();
     let results: Vec<(String, Result<PtxasReport, String>)> = vs
         .par_iter()
         .map(|v| (v.label(), compile_clean(&cache, v, &arch.name)))
@@ -88,4 +102,41 @@ pub fn check_all(arch: &Arch) -> anyhow::Result<CheckReport> {
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_comes_in_both_roundings() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let vs = variants(&arch);
+        for r in Rounding::ALL {
+            let n = vs.iter().filter(|v| v.rounding == r).count();
+            assert_eq!(2 * n, vs.len(), "{r}");
+        }
+    }
+
+    /// Kernel development: `FORGE_CHECK_FILTER=128x256x32_s4 cargo test --release
+    /// check_filtered -- --ignored --nocapture` compiles the variants whose label contains
+    /// every comma-separated part of the filter, and prints ptxas's numbers.
+    #[test]
+    #[ignore]
+    fn check_filtered() {
+        let filter = std::env::var("FORGE_CHECK_FILTER").unwrap_or_default();
+        let parts: Vec<&str> = filter.split(',').filter(|p| !p.is_empty()).collect();
+        let arch =
+            Arch::by_name(&std::env::var("FORGE_CHECK_ARCH").unwrap_or("sm_90a".into())).unwrap();
+        let report = check_matching(&arch, |v| {
+            let l = v.label();
+            parts.iter().all(|p| l.contains(p))
+        })
+        .unwrap();
+        for line in &report.lines {
+            println!("{line}");
+        }
+        println!("{} of {} clean", report.clean, report.total);
+        assert!(report.failed.is_empty(), "{}", report.failed.join("\n"));
+    }
 }

@@ -115,7 +115,7 @@ fn operand_lines(first: u32, count: u32, per_line: u32, indent: &str) -> String 
 
 fn wrapper(form: &WgmmaForm, n: u32) -> String {
     assert!(
-        n % 8 == 0 && (8..=256).contains(&n),
+        n.is_multiple_of(8) && (8..=256).contains(&n),
         "wgmma N must be a multiple of 8 in 8..=256, got {n}"
     );
     let acc = n / 2; // f32 accumulators per thread of an m64nN tile
@@ -225,7 +225,11 @@ mod tests {
     #[test]
     fn n_list_is_ascending_and_valid() {
         assert!(WGMMA_N.windows(2).all(|w| w[0] < w[1]));
-        assert!(WGMMA_N.iter().all(|n| n % 8 == 0 && (8..=256).contains(n)));
+        assert!(
+            WGMMA_N
+                .iter()
+                .all(|n| n.is_multiple_of(8) && (8..=256).contains(n))
+        );
     }
 
     #[test]

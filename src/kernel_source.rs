@@ -4,6 +4,7 @@
 //! Swizzle group, raster direction and the split count are run-time parameters, so many
 //! schedules share one compiled [`KernelVariant`].
 
+use crate::contract::Rounding;
 use crate::schedule::{Dtype, Family, Persistence, Schedule, Tile};
 use crate::shape::Shape;
 use sha2::{Digest, Sha256};
@@ -17,6 +18,11 @@ const WGMMA_TF32: &str = include_str!("../kernels/wgmma_tf32.cu");
 /// Environment variable naming a directory to read kernel sources from instead of the
 /// embedded copies (development only).
 pub const SOURCE_DIR_ENV: &str = "FORGE_KERNEL_DIR";
+
+/// Environment variable with extra `NAME=VALUE` defines, comma-separated, appended to every
+/// prelude (kernel development only, e.g. `FORGE_KERNEL_DEFINES=FORGE_ROUND_IN=consumer`).
+/// They change the source, hence the cache key, but not the label.
+pub const EXTRA_DEFINES_ENV: &str = "FORGE_KERNEL_DEFINES";
 
 /// Kernel entry points (`kernels/ABI.md`).
 pub const GEMM_ENTRY: &str = "forge_gemm";
@@ -35,10 +41,12 @@ pub struct KernelVariant {
     pub split_k: bool,
     /// K is a multiple of 4: rows of A and B are 16-byte aligned.
     pub vec4: bool,
+    /// How A and B are reduced to TF32 (`FORGE_ROUND`).
+    pub rounding: Rounding,
 }
 
 impl KernelVariant {
-    pub fn new(s: &Schedule, shape: &Shape) -> KernelVariant {
+    pub fn new(s: &Schedule, shape: &Shape, rounding: Rounding) -> KernelVariant {
         KernelVariant {
             family: s.family,
             dtype: s.dtype,
@@ -49,13 +57,14 @@ impl KernelVariant {
             cluster: s.cluster,
             split_k: s.split_k > 1,
             vec4: shape.k.is_multiple_of(4),
+            rounding,
         }
     }
 
-    /// A short readable label, e.g. `wgmma_tf32_128x256x32_s4_wg2_pers_c2_k0_v1`.
+    /// A short readable label, e.g. `wgmma_tf32_128x256x32_s4_wg2_pers_c2_k0_v1_rn`.
     pub fn label(&self) -> String {
         format!(
-            "{}_{}_{}x{}x{}_s{}_{}{}_{}_c{}_k{}_v{}",
+            "{}_{}_{}x{}x{}_s{}_{}{}_{}_c{}_k{}_v{}_{}",
             self.family.as_str(),
             self.dtype,
             self.tile.bm,
@@ -71,7 +80,8 @@ impl KernelVariant {
             self.persistence.as_str(),
             self.cluster,
             self.split_k as u8,
-            self.vec4 as u8
+            self.vec4 as u8,
+            self.rounding.label_suffix()
         )
     }
 
@@ -87,7 +97,8 @@ impl KernelVariant {
              #define FORGE_STAGES {stages}\n#define {workers} {w}\n\
              #define FORGE_PERSISTENT {pers}\n#define FORGE_CHAINED_TAIL {chained}\n\
              #define FORGE_CLUSTER {cluster}\n\
-             #define FORGE_SPLITK {splitk}\n#define FORGE_VEC4 {vec4}\n",
+             #define FORGE_SPLITK {splitk}\n#define FORGE_VEC4 {vec4}\n\
+             #define FORGE_ROUND {round}\n",
             label = self.label(),
             bm = self.tile.bm,
             bn = self.tile.bn,
@@ -99,6 +110,7 @@ impl KernelVariant {
             cluster = self.cluster,
             splitk = self.split_k as u8,
             vec4 = self.vec4 as u8,
+            round = self.rounding.define(),
         )
     }
 
@@ -106,7 +118,7 @@ impl KernelVariant {
     /// files in order (`kernels/ABI.md`, "Source assembly").
     pub fn source(&self) -> String {
         let mut parts = vec![
-            Cow::Owned(self.prelude()),
+            Cow::Owned(self.prelude() + &extra_defines()),
             source_file("common.cuh", COMMON),
         ];
         match (self.family, self.dtype) {
@@ -118,6 +130,26 @@ impl KernelVariant {
         }
         parts.join("\n")
     }
+}
+
+/// `#define` lines from [`EXTRA_DEFINES_ENV`] (empty when unset).
+fn extra_defines() -> String {
+    match std::env::var_os(EXTRA_DEFINES_ENV) {
+        Some(v) => define_lines(&v.to_string_lossy()),
+        None => String::new(),
+    }
+}
+
+/// `A=1,B` → `#define A 1\n#define B 1\n`.
+fn define_lines(list: &str) -> String {
+    list.split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(|d| match d.split_once('=') {
+            Some((name, value)) => format!("#define {name} {value}\n"),
+            None => format!("#define {d} 1\n"),
+        })
+        .collect()
 }
 
 fn source_file(name: &str, embedded: &'static str) -> Cow<'static, str> {
@@ -160,15 +192,19 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(
-            KernelVariant::new(&a, &shape),
-            KernelVariant::new(&b, &shape)
+            KernelVariant::new(&a, &shape, Rounding::NearestEven),
+            KernelVariant::new(&b, &shape, Rounding::NearestEven)
         );
         assert_ne!(
-            KernelVariant::new(&a, &shape),
-            KernelVariant::new(&c, &shape)
+            KernelVariant::new(&a, &shape, Rounding::NearestEven),
+            KernelVariant::new(&c, &shape, Rounding::NearestEven)
         );
+        let rz = KernelVariant::new(&a, &shape, Rounding::Truncate);
+        assert_ne!(rz, KernelVariant::new(&a, &shape, Rounding::NearestEven));
+        assert!(rz.label().ends_with("_v1_rz"), "{}", rz.label());
+        assert!(rz.prelude().contains("#define FORGE_ROUND 0\n"));
         let ragged = Shape::new(1000, 1000, 1001);
-        assert!(!KernelVariant::new(&a, &ragged).vec4);
+        assert!(!KernelVariant::new(&a, &ragged, Rounding::NearestEven).vec4);
     }
 
     #[test]
@@ -176,19 +212,33 @@ mod tests {
         let s: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1"
             .parse()
             .unwrap();
-        let src = KernelVariant::new(&s, &Shape::new(4096, 4096, 4096)).source();
+        let src =
+            KernelVariant::new(&s, &Shape::new(4096, 4096, 4096), Rounding::Truncate).source();
         let common = src.find("#define FORGE_COMMON_CUH").unwrap();
         let wrappers = src.find("#define FORGE_WGMMA_WRAPPERS_CUH").unwrap();
         let family = src.find("fwg_wgmma(float* d").unwrap();
         assert!(common < wrappers && wrappers < family);
-        let mma = KernelVariant::new(&Schedule::canonical(Dtype::Tf32), &Shape::new(64, 64, 64));
+        let mma = KernelVariant::new(
+            &Schedule::canonical(Dtype::Tf32),
+            &Shape::new(64, 64, 64),
+            Rounding::Truncate,
+        );
         assert!(!mma.source().contains("FORGE_WGMMA_WRAPPERS_CUH"));
+    }
+
+    #[test]
+    fn extra_defines_become_define_lines() {
+        assert_eq!(
+            define_lines("FORGE_ROUND_IN=consumer, X ,"),
+            "#define FORGE_ROUND_IN consumer\n#define X 1\n"
+        );
+        assert_eq!(define_lines(""), "");
     }
 
     #[test]
     fn prelude_defines_what_the_abi_lists() {
         let s = Schedule::canonical(Dtype::Tf32);
-        let p = KernelVariant::new(&s, &Shape::new(64, 64, 64)).prelude();
+        let p = KernelVariant::new(&s, &Shape::new(64, 64, 64), Rounding::NearestEven).prelude();
         for d in [
             "FORGE_BM 128",
             "FORGE_BN 128",
@@ -199,6 +249,7 @@ mod tests {
             "FORGE_CLUSTER 1",
             "FORGE_SPLITK 0",
             "FORGE_VEC4 1",
+            "FORGE_ROUND 1",
         ] {
             assert!(p.contains(&format!("#define {d}\n")), "{d} missing in {p}");
         }

@@ -7,6 +7,7 @@
 
 pub mod arch;
 pub mod cli;
+pub mod contract;
 pub mod cost_model;
 pub mod device;
 pub mod dispatch;

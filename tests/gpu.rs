@@ -164,7 +164,7 @@ fn chained_tail_is_bit_identical_and_reruns_identically() {
         let mut loaded = HashMap::new();
         let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
         ensure_loaded(&gpu, &cache, &mut loaded, &s, &shape).unwrap();
-        let lv = &loaded[&KernelVariant::new(&s, &shape)];
+        let lv = &loaded[&KernelVariant::new(&s, &shape, forge::contract::Rounding::NearestEven)];
         let p = lv
             .prepare(&s, &shape, ins.a[0].ptr(), ins.b[0].ptr())
             .unwrap();
@@ -273,7 +273,7 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     let shape = Shape::new(128, 128, 32);
     let ins = inputs(&gpu, &util, &shape, SEED);
     let s: Schedule = d.selection(&shape).schedule;
-    let v = KernelVariant::new(&s, &shape);
+    let v = KernelVariant::new(&s, &shape, forge::contract::Rounding::NearestEven);
     let (compiled, _) = cache
         .get_or_compile(&v.label(), &v.source(), &gpu.info.arch)
         .unwrap();

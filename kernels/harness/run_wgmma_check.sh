@@ -3,6 +3,9 @@
 #   kernels/harness/run_wgmma_check.sh [CONFIG ...]      (default: the configs listed below)
 # A config is NAME:BM:BN:STAGES:WG:PERSISTENT:CLUSTER:SPLITK[:extra harness args, comma-separated].
 # Outputs (logs, SASS summaries) go to $OUT when set, else ./wgmma_out. Prints a short table last.
+# ROUND=1 builds every part with FORGE_ROUND=1 (round to nearest even) and checks against a rounding
+# reference; ROUND_IN=producer|consumer|tma picks the wgmma rounding pass (tma adds --tma-tf32).
+# PROBE=1 runs only the TMA TFLOAT32 rounding probe (needs any one config to build).
 set -u
 cd "$(dirname "$0")/../.."
 NVCC=${NVCC:-nvcc}
@@ -12,6 +15,12 @@ mkdir -p "$OUTDIR" "$BUILD"
 H=kernels/harness/wgmma_check.cu
 ARCH="-gencode arch=compute_90a,code=sm_90a"
 FLAGS="-O3 -std=c++17 $ARCH -lineinfo"
+ROUND=${ROUND:-0}
+ROUND_IN=${ROUND_IN:-producer}
+RFLAGS="-DFORGE_ROUND=$ROUND -DFORGE_ROUND_IN=$ROUND_IN"
+RARGS="--round $ROUND"
+[ "$ROUND" = 1 ] && [ "$ROUND_IN" = tma ] && RARGS="$RARGS --tma-tf32"
+[ "${PROBE:-0}" = 1 ] && RARGS="--tma-probe"
 CONFIGS=("$@")
 if [ ${#CONFIGS[@]} -eq 0 ]; then
   CONFIGS=(
@@ -34,14 +43,14 @@ if [ $HAVE_MMA = 1 ]; then
     ( $NVCC $FLAGS -c $H -o $BUILD/mma$v.o -DPART_MMA -DMMA_LAUNCH=mma_launch_v$v \
         -Dforge_gemm=forge_gemm_mma$v -Dforge_splitk_reduce=forge_splitk_reduce_mma$v \
         -DFORGE_BM=128 -DFORGE_BN=128 -DFORGE_BK=32 -DFORGE_STAGES=${MMA_STAGES:-3} -DFORGE_WARPS=${MMA_WARPS:-8} \
-        -DFORGE_PERSISTENT=0 -DFORGE_SPLITK=0 -DFORGE_CLUSTER=1 -DFORGE_VEC4=$v -Xptxas -v > $BUILD/mma$v.log 2>&1 ) & pids+=($!)
+        -DFORGE_PERSISTENT=0 -DFORGE_SPLITK=0 -DFORGE_CLUSTER=1 -DFORGE_VEC4=$v -DFORGE_ROUND=$ROUND -Xptxas -v > $BUILD/mma$v.log 2>&1 ) & pids+=($!)
   done
 fi
 for c in "${CONFIGS[@]}"; do
   IFS=: read -r name bm bn st wg pe cl sk extra <<< "$c"
   ( $NVCC $FLAGS -c $H -o $BUILD/$name.o -DPART_WGMMA -DFORGE_BM=$bm -DFORGE_BN=$bn -DFORGE_BK=32 \
       -DFORGE_STAGES=$st -DFORGE_CONSUMER_WG=$wg -DFORGE_PERSISTENT=$pe -DFORGE_CLUSTER=$cl -DFORGE_SPLITK=$sk \
-      -DFORGE_VEC4=1 -Xptxas -v > $BUILD/$name.log 2>&1 ) & pids+=($!)
+      -DFORGE_VEC4=1 $RFLAGS -Xptxas -v > $BUILD/$name.log 2>&1 ) & pids+=($!)
 done
 for p in "${pids[@]}"; do wait $p; done
 cat $BUILD/main.log
@@ -59,7 +68,7 @@ for c in "${CONFIGS[@]}"; do
   fi
   [ "${NO_RUN:-0}" = 1 ] && continue
   args=$(echo "${extra:-}" | tr ',' ' ')
-  timeout ${EXE_TIMEOUT:-120} $BUILD/$name --tag $name $args ${HARNESS_ARGS:-} 2>&1 | tee $OUTDIR/$name.log; echo "[$name] exit ${PIPESTATUS[0]}" >> $SUMMARY
+  timeout ${EXE_TIMEOUT:-120} $BUILD/$name --tag $name $args $RARGS ${HARNESS_ARGS:-} 2>&1 | tee $OUTDIR/$name.log; echo "[$name] exit ${PIPESTATUS[0]}" >> $SUMMARY
   grep -E "time|FAIL|ALL" $OUTDIR/$name.log >> $SUMMARY
 done
 echo; echo "================ SUMMARY ================"

@@ -6,6 +6,10 @@
 //                                     forge_gemm / forge_splitk_reduce renamed by -D, when present
 //   (neither)                       : main(): inputs, references, checks, timing, cuBLAS
 // The host side follows kernels/ABI.md: tensor maps (cuTensorMapEncodeTiled), grid, smem, threads.
+// TF32 rounding (ABI.md "Numerics"): parts built with -DFORGE_ROUND=1 need --round 1 (the reference
+// then rounds its inputs with cvt.rn.tf32.f32, and a third of the inputs are exact ties);
+// -DFORGE_ROUND_IN=tma kernels need --tma-tf32 as well. --tma-probe compares what TMA loads
+// through FLOAT32 / TFLOAT32 / TFLOAT32_FTZ maps with cvt.rn.tf32.f32 and exits.
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -80,7 +84,8 @@ extern "C" int MMA_LAUNCH(const float* A, const float* B, float* C, ForgeParams 
 #include <string>
 #include <vector>
 
-struct ForgeParams { int M, N, K; int group; int raster_n; int splits; };
+struct ForgeParams { int M, N, K; int group; int raster_n; int splits; int tail_pieces; };  // ABI: 28 bytes
+static_assert(sizeof(ForgeParams) == 28, "ForgeParams must match common.cuh");
 extern "C" int wg_config(int* v);
 extern "C" int wg_launch(const CUtensorMap* ta, const CUtensorMap* tb, float* C, float* ws, ForgeParams p,
                          int grid, cudaStream_t st);
@@ -93,13 +98,18 @@ extern "C" int mma_launch_v0(const float* A, const float* B, float* C, ForgePara
 #define CKI(x) do { int e_ = (x); if (e_ != 0) { fprintf(stderr, "error %d (%s) at %s:%d: %s\n", e_, cudaGetErrorString((cudaError_t)e_), __FILE__, __LINE__, #x); exit(2); } } while (0)
 
 // Inputs: uniform in [-1, 1] from a counter hash (full 23-bit mantissas, so truncation matters).
-__global__ void fill_uniform(float* x, long long n, unsigned long long seed) {
+// With --round 1 every third element is made an exact TF32 tie (low 13 bits 0x1000), so that
+// round-to-nearest-even is exercised on both odd and even kept bits.
+static int g_round = 0, g_tma_tf32 = 0;
+__global__ void fill_uniform(float* x, long long n, unsigned long long seed, int ties) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
         unsigned long long z = seed * 0x9E3779B97F4A7C15ull + (unsigned long long)i;
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         z ^= z >> 31;
-        x[i] = (float)((double)(z >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+        float v = (float)((double)(z >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+        if (ties && i % 3 == 0) v = __uint_as_float((__float_as_uint(v) & ~0x1FFFu) | 0x1000u);
+        x[i] = v;
     }
 }
 __global__ void fill_nan(float* x, long long n) {
@@ -107,12 +117,19 @@ __global__ void fill_nan(float* x, long long n) {
         x[i] = __int_as_float(0x7fc00bad);
 }
 
-// Simple reference with the same numerical contract: mma.sync m16n8k8 TF32 on the raw f32 bits,
-// one k8 step at a time in increasing K order, accumulators from +0. Each warp: 32×32 outputs.
-__device__ __forceinline__ float ldz(const float* X, int r, int k, int R, int K) {
-    return (r < R && k < K) ? X[(long long)r * K + k] : 0.0f;
+// Simple reference with the same numerical contract: mma.sync m16n8k8 TF32 on the raw f32 bits
+// (round == 0) or on cvt.rn.tf32.f32 of them (round == 1), one k8 step at a time in increasing K
+// order, accumulators from +0. Each warp: 32×32 outputs.
+__device__ __forceinline__ float ldz(const float* X, int r, int k, int R, int K, int round) {
+    float v = (r < R && k < K) ? X[(long long)r * K + k] : 0.0f;
+    if (round) {
+        unsigned u;
+        asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(u) : "f"(v));
+        v = __uint_as_float(u);
+    }
+    return v;
 }
-__global__ void ref_mma_sync(const float* A, const float* B, float* C, int M, int N, int K) {
+__global__ void ref_mma_sync(const float* A, const float* B, float* C, int M, int N, int K, int round) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     const int m0 = blockIdx.y * 64 + (warp >> 1) * 32, n0 = blockIdx.x * 64 + (warp & 1) * 32;
     float c[2][4][4];
@@ -121,15 +138,15 @@ __global__ void ref_mma_sync(const float* A, const float* B, float* C, int M, in
         unsigned a[2][4], b[4][2];
         for (int i = 0; i < 2; ++i) {
             const int r = m0 + 16 * i + g;
-            a[i][0] = __float_as_uint(ldz(A, r, k + t, M, K));
-            a[i][1] = __float_as_uint(ldz(A, r + 8, k + t, M, K));
-            a[i][2] = __float_as_uint(ldz(A, r, k + t + 4, M, K));
-            a[i][3] = __float_as_uint(ldz(A, r + 8, k + t + 4, M, K));
+            a[i][0] = __float_as_uint(ldz(A, r, k + t, M, K, round));
+            a[i][1] = __float_as_uint(ldz(A, r + 8, k + t, M, K, round));
+            a[i][2] = __float_as_uint(ldz(A, r, k + t + 4, M, K, round));
+            a[i][3] = __float_as_uint(ldz(A, r + 8, k + t + 4, M, K, round));
         }
         for (int j = 0; j < 4; ++j) {
             const int n = n0 + 8 * j + g;
-            b[j][0] = __float_as_uint(ldz(B, n, k + t, N, K));
-            b[j][1] = __float_as_uint(ldz(B, n, k + t + 4, N, K));
+            b[j][0] = __float_as_uint(ldz(B, n, k + t, N, K, round));
+            b[j][1] = __float_as_uint(ldz(B, n, k + t + 4, N, K, round));
         }
         for (int i = 0; i < 2; ++i)
             for (int j = 0; j < 4; ++j)
@@ -151,10 +168,117 @@ static void make_map(CUtensorMap* m, const float* base, int rows, int K, int box
     cuuint64_t strides[1] = {(cuuint64_t)K * 4};
     cuuint32_t box[2] = {32, (cuuint32_t)box_rows};
     cuuint32_t es[2] = {1, 1};
-    CUresult r = encodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void*)base, dims, strides, box, es,
+    // --tma-tf32: TFLOAT32 maps (the copy engine rounds f32 to TF32: FORGE_ROUND_IN=tma kernels).
+    const CUtensorMapDataType dt = g_tma_tf32 ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    CUresult r = encodeTiled(m, dt, 2, (void*)base, dims, strides, box, es,
                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) { fprintf(stderr, "cuTensorMapEncodeTiled failed: %d\n", (int)r); exit(2); }
+}
+
+static void sync_or_die(const char* what);
+// ---- --tma-probe: what does a TFLOAT32 tensor map do to f32 data? ----------------------------
+// Each block TMA-loads an 8×32 f32 box (no swizzle) into shared memory and copies it out; a second
+// kernel applies cvt.rn.tf32.f32 to the same inputs. The host compares both (upper 19 bits; the
+// tensor cores ignore the low 13) with round-to-nearest-even computed on the host.
+__global__ void tma_probe_kernel(const __grid_constant__ CUtensorMap map, float* out) {
+    __shared__ __align__(128) float tile[8 * 32];
+    __shared__ __align__(8) unsigned long long bar;
+    const unsigned sbar = (unsigned)__cvta_generic_to_shared(&bar);
+    const unsigned stile = (unsigned)__cvta_generic_to_shared(tile);
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sbar) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sbar), "r"(8 * 32 * 4) : "memory");
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                     ::"r"(stile), "l"((unsigned long long)&map), "r"(0), "r"((int)blockIdx.x * 8), "r"(sbar) : "memory");
+        asm volatile("{\n.reg .pred d;\nW:\nmbarrier.try_wait.parity.shared::cta.b64 d, [%0], 0;\n@!d bra W;\n}\n" ::"r"(sbar) : "memory");
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) out[blockIdx.x * 256 + i] = tile[i];
+}
+__global__ void cvt_rn_kernel(const float* in, unsigned* out, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        unsigned u;
+        asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(u) : "f"(in[i]));
+        out[i] = u;
+    }
+}
+static unsigned host_rne(unsigned x) {  // finite: RNE to 10 mantissa bits (overflow to ±Inf); NaN: canonical
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FFFFFFFu;
+    return (x + 0xFFFu + ((x >> 13) & 1u)) & 0xFFFFE000u;
+}
+static bool tf32_nan(unsigned x) { return (x & 0x7F800000u) == 0x7F800000u && (x & 0x007FE000u) != 0; }
+static int tma_probe() {
+    const int blocks = 1024, n = blocks * 256;
+    std::vector<unsigned> in(n);
+    unsigned long long z = 88172645463325252ull;
+    auto rnd = [&]() { z ^= z << 13; z ^= z >> 7; z ^= z << 17; return (unsigned)(z >> 11); };
+    const unsigned special[] = {0u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00000u, 0x7F800001u,
+                                0x7F801000u, 0x7FBFFFFFu, 0x7F7FFFFFu, 0x7F7FF000u, 0x7F7FE000u, 0x7F7FDFFFu,
+                                0xFF7FF000u, 0x00000001u, 0x00001000u, 0x00003000u, 0x00001001u, 0x80003000u,
+                                0x007FF000u, 0x007FFFFFu, 0x00800000u, 0x3F801000u, 0x3F803000u, 0xBF801000u,
+                                0xBF803000u, 0x3F800FFFu, 0x3F801001u};
+    const int ns = sizeof(special) / sizeof(special[0]);
+    for (int i = 0; i < n; ++i) {
+        unsigned x = rnd();
+        if (i < ns) x = special[i];
+        else if (i % 4 == 1) x = (x & ~0x1FFFu) | 0x1000u;               // ties
+        else if (i % 4 == 2) x = (x & 0x80000000u) | (x & 0x007FFFFFu);  // subnormals
+        in[i] = x;
+    }
+    float *din, *dout; unsigned* dcvt;
+    CK(cudaMalloc(&din, n * 4)); CK(cudaMalloc(&dout, n * 4)); CK(cudaMalloc(&dcvt, n * 4));
+    CK(cudaMemcpy(din, in.data(), n * 4, cudaMemcpyHostToDevice));
+    cvt_rn_kernel<<<256, 256>>>(din, dcvt, n);
+    CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
+    std::vector<unsigned> cvt(n), tma(n);
+    CK(cudaMemcpy(cvt.data(), dcvt, n * 4, cudaMemcpyDeviceToHost));
+    long long cvt_bad = 0, cvt_low = 0;
+    for (int i = 0; i < n; ++i) {
+        const unsigned want = host_rne(in[i]), got = cvt[i];
+        const bool ok = tf32_nan(want) ? tf32_nan(got) : (got & 0xFFFFE000u) == want;
+        if (!ok && cvt_bad++ < 8) printf("  cvt.rn  in %08x: got %08x, want %08x\n", in[i], got, want);
+        if (got & 0x1FFFu) ++cvt_low;
+    }
+    printf("[probe] cvt.rn.tf32.f32 vs host RNE: %lld of %d differ (upper 19 bits); %lld results have low bits set\n",
+           cvt_bad, n, cvt_low);
+    const CUtensorMapDataType types[3] = {CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
+                                          CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ};
+    const char* names[3] = {"FLOAT32", "TFLOAT32", "TFLOAT32_FTZ"};
+    for (int t = 0; t < 3; ++t) {
+        CUtensorMap m;
+        cuuint64_t dims[2] = {32, (cuuint64_t)blocks * 8};
+        cuuint64_t strides[1] = {32 * 4};
+        cuuint32_t box[2] = {32, 8};
+        cuuint32_t es[2] = {1, 1};
+        CUresult r = encodeTiled(&m, types[t], 2, (void*)din, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                 CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS) { printf("[probe] %s: cuTensorMapEncodeTiled failed (%d)\n", names[t], (int)r); continue; }
+        CK(cudaMemset(dout, 0xFF, n * 4));
+        tma_probe_kernel<<<blocks, 128>>>(m, dout);
+        CK(cudaGetLastError());
+        sync_or_die("tma probe");
+        CK(cudaMemcpy(tma.data(), dout, n * 4, cudaMemcpyDeviceToHost));
+        long long same_raw = 0, vs_cvt = 0, vs_trunc = 0, low = 0, nan_lost = 0, sub_diff = 0;
+        for (int i = 0; i < n; ++i) {
+            const unsigned x = in[i], got = tma[i];
+            if (got == x) ++same_raw;
+            if (got & 0x1FFFu) ++low;
+            const bool nan = (x & 0x7FFFFFFFu) > 0x7F800000u;
+            if (nan) { if (!((got & 0x7FFFFFFFu) > 0x7F800000u)) ++nan_lost; continue; }
+            if ((got & 0xFFFFE000u) != (cvt[i] & 0xFFFFE000u)) {
+                if (vs_cvt++ < 8) printf("  %s in %08x: got %08x, cvt.rn %08x\n", names[t], x, got, cvt[i]);
+                if ((x & 0x7F800000u) == 0) ++sub_diff;
+            }
+            if ((got & 0xFFFFE000u) != (x & 0xFFFFE000u)) ++vs_trunc;
+        }
+        printf("[probe] TMA %-13s: unchanged %lld of %d; differs from cvt.rn (upper 19 bits, non-NaN) %lld (subnormal "
+               "inputs %lld); differs from truncation %lld; low 13 bits set %lld; NaN inputs not NaN %lld\n",
+               names[t], same_raw, n, vs_cvt, sub_diff, vs_trunc, low, nan_lost);
+    }
+    cudaFree(din); cudaFree(dout); cudaFree(dcvt);
+    return 0;
 }
 
 static int cfg[11];
@@ -183,8 +307,8 @@ static void setup(Gemm& g, int M, int N, int K, int nsets, unsigned long long se
     for (int s = 0; s < nsets; ++s) {
         float *a, *b;
         CK(cudaMalloc(&a, (size_t)M * K * 4)); CK(cudaMalloc(&b, (size_t)N * K * 4));
-        fill_uniform<<<1024, 256>>>(a, (long long)M * K, seed * 1000 + 2 * s);
-        fill_uniform<<<1024, 256>>>(b, (long long)N * K, seed * 1000 + 2 * s + 1);
+        fill_uniform<<<1024, 256>>>(a, (long long)M * K, seed * 1000 + 2 * s, g_round);
+        fill_uniform<<<1024, 256>>>(b, (long long)N * K, seed * 1000 + 2 * s + 1, g_round);
         CK(cudaGetLastError());
         g.A.push_back(a); g.B.push_back(b);
         CUtensorMap ma, mb;
@@ -202,7 +326,7 @@ static void teardown(Gemm& g) {
     for (auto p : g.B) cudaFree(p);
     cudaFree(g.C); cudaFree(g.Cref); cudaFree(g.Cmma); cudaFree(g.ws);
 }
-static ForgeParams params(const Gemm& g) { return ForgeParams{g.M, g.N, g.K, g_group, g_raster, g_splits}; }
+static ForgeParams params(const Gemm& g) { return ForgeParams{g.M, g.N, g.K, g_group, g_raster, g_splits, 1}; }
 static void run_own(Gemm& g, int set, cudaStream_t st = 0) {
     ForgeParams p = params(g);
     CKI(wg_launch(&g.ta[set], &g.tb[set], g.C, g.ws, p, grid_for(p), st));
@@ -250,7 +374,7 @@ static Check check(Gemm& g, cublasHandle_t h) {
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(hc2.data(), g.C, MN * 4, cudaMemcpyDeviceToHost));
     c.diff_rerun = count_diff(hc, hc2);
-    ref_mma_sync<<<dim3(cdiv(g.N, 64), cdiv(g.M, 64)), 128>>>(g.A[0], g.B[0], g.Cref, g.M, g.N, g.K);
+    ref_mma_sync<<<dim3(cdiv(g.N, 64), cdiv(g.M, 64)), 128>>>(g.A[0], g.B[0], g.Cref, g.M, g.N, g.K, g_round);
     CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(hr.data(), g.Cref, MN * 4, cudaMemcpyDeviceToHost));
     c.diff_ref = count_diff(hc, hr);
@@ -322,7 +446,7 @@ static void time_pair(Gemm& g, cublasHandle_t h, double& own_ms, double& cub_ms)
 
 int main(int argc, char** argv) {
     std::string tag = "wgmma";
-    bool do_time = true, do_check = true;
+    bool do_time = true, do_check = true, do_probe = false;
     std::vector<std::vector<int>> tshapes = {{2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192}, {128, 21504, 5376}};
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -334,16 +458,20 @@ int main(int argc, char** argv) {
         else if (a == "--no-time") do_time = false;
         else if (a == "--no-check") do_check = false;
         else if (a == "--shape") { int m = atoi(argv[++i]), n = atoi(argv[++i]), k = atoi(argv[++i]); tshapes = {{m, n, k}}; }
+        else if (a == "--round") g_round = atoi(argv[++i]);  // reference rounds like FORGE_ROUND
+        else if (a == "--tma-tf32") g_tma_tf32 = 1;            // TFLOAT32 tensor maps
+        else if (a == "--tma-probe") do_probe = true;          // only the TMA rounding probe
     }
     CK(cudaSetDevice(0));
     cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0)); g_sms = prop.multiProcessorCount;
     cudaDriverEntryPointQueryResult q;
     CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void**)&encodeTiled, 12000, cudaEnableDefault, &q));
     if (!encodeTiled) { fprintf(stderr, "no cuTensorMapEncodeTiled\n"); return 2; }
+    if (do_probe) return tma_probe();
     CKI(wg_config(cfg));
     printf("[%s] BM=%d BN=%d STAGES=%d WG=%d PERSISTENT=%d CLUSTER=%d SPLITK=%d threads=%d smem=%d occ=%d max_clusters=%d "
-           "group=%d raster_n=%d splits=%d\n", tag.c_str(), cfg[0], cfg[1], cfg[2], cfg[3], cfg[4], cfg[5], cfg[6], cfg[7],
-           cfg[8], cfg[9], cfg[10], g_group, g_raster, g_splits);
+           "group=%d raster_n=%d splits=%d round=%d tma_tf32=%d\n", tag.c_str(), cfg[0], cfg[1], cfg[2], cfg[3], cfg[4],
+           cfg[5], cfg[6], cfg[7], cfg[8], cfg[9], cfg[10], g_group, g_raster, g_splits, g_round, g_tma_tf32);
     cublasHandle_t h; cublasCreate(&h);
     bool all_ok = true;
     if (do_check) {

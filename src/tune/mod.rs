@@ -382,7 +382,7 @@ fn compile_all(
 ) -> HashMap<KernelVariant, String> {
     let mut variants: Vec<KernelVariant> = schedules
         .iter()
-        .map(|s| KernelVariant::new(s, shape))
+        .map(|s| KernelVariant::new(s, shape, crate::contract::Rounding::NearestEven))
         .collect();
     variants.sort();
     variants.dedup();
@@ -674,7 +674,11 @@ fn tune_measured(
         let mut candidates: Vec<Candidate> = picks
             .iter()
             .map(|(rank, r)| {
-                let status = match failures.get(&KernelVariant::new(&r.schedule, shape)) {
+                let status = match failures.get(&KernelVariant::new(
+                    &r.schedule,
+                    shape,
+                    crate::contract::Rounding::NearestEven,
+                )) {
                     Some(reason) => Status::CompileFailed(reason.clone()),
                     None => Status::Predicted,
                 };

@@ -206,7 +206,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             .parse()
             .map_err(|e| DeviceError::Other(format!("{e}")))?;
         ensure_loaded(&gpu, &cache, &mut loaded, &schedule, &shape)?;
-        let lv = &loaded[&KernelVariant::new(&schedule, &shape)];
+        let lv =
+            &loaded[&KernelVariant::new(&schedule, &shape, crate::contract::Rounding::NearestEven)];
         grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
         let out = run_once(&gpu, &loaded, &schedule, &shape, &inputs)?;
         if gate::compare(&golden, &out).verdict != crate::report::Verdict::Pass {
@@ -262,7 +263,11 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         let result = ensure_loaded(&gpu, &cache, &mut loaded, schedule, &shape).and_then(|_| {
             match injected(name) {
                 Some(Injection::Fault) => {
-                    let lv = &loaded[&KernelVariant::new(schedule, &shape)];
+                    let lv = &loaded[&KernelVariant::new(
+                        schedule,
+                        &shape,
+                        crate::contract::Rounding::NearestEven,
+                    )];
                     let p = lv.prepare(schedule, &shape, BAD_POINTER, inputs.b[0].ptr())?;
                     lv.launch(&gpu.stream, &p, inputs.c[0].ptr(), inputs.workspace.ptr())?;
                     gpu.stream.synchronize()?;
@@ -272,7 +277,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                 },
                 None => {}
             }
-            let lv = &loaded[&KernelVariant::new(schedule, &shape)];
+            let lv = &loaded
+                [&KernelVariant::new(schedule, &shape, crate::contract::Rounding::NearestEven)];
             grow_workspace(&gpu, &mut inputs, lv, schedule, &shape)?;
             let out = run_once(&gpu, &loaded, schedule, &shape, &inputs)?;
             let gate = gate::compare(&golden, &out);
@@ -379,7 +385,7 @@ pub fn ensure_loaded(
     s: &Schedule,
     shape: &Shape,
 ) -> Result<(), DeviceError> {
-    let v = KernelVariant::new(s, shape);
+    let v = KernelVariant::new(s, shape, crate::contract::Rounding::NearestEven);
     if let std::collections::hash_map::Entry::Vacant(e) = loaded.entry(v) {
         let (compiled, _) = cache.get_or_compile(&v.label(), &v.source(), &gpu.info.arch)?;
         e.insert(LoadedVariant::load(gpu, v, &compiled)?);
@@ -395,7 +401,7 @@ pub fn run_once(
     shape: &Shape,
     inputs: &Inputs,
 ) -> Result<Vec<f32>, DeviceError> {
-    let lv = &loaded[&KernelVariant::new(schedule, shape)];
+    let lv = &loaded[&KernelVariant::new(schedule, shape, crate::contract::Rounding::NearestEven)];
     inputs.c[0].fill_bits(&gpu.stream, POISON_BITS)?;
     if schedule.split_k > 1 {
         inputs.workspace.fill_bits(&gpu.stream, POISON_BITS)?;
