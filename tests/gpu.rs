@@ -17,7 +17,6 @@ use forge::schedule::{Dtype, Layout, Schedule};
 use forge::shape::Shape;
 use forge::contract::Rounding;
 use forge::tune::worker::{Inputs, LoadedKernels, run_once};
-use std::collections::HashMap;
 
 fn gpu() -> Option<Gpu> {
     match Gpu::open(0) {
