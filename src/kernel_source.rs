@@ -98,7 +98,7 @@ impl KernelVariant {
              #define FORGE_PERSISTENT {pers}\n#define FORGE_CHAINED_TAIL {chained}\n\
              #define FORGE_CLUSTER {cluster}\n\
              #define FORGE_SPLITK {splitk}\n#define FORGE_VEC4 {vec4}\n\
-             #define FORGE_ROUND {round}\n",
+             #define FORGE_ROUND {round}\n{round_in}",
             label = self.label(),
             bm = self.tile.bm,
             bn = self.tile.bn,
@@ -111,7 +111,21 @@ impl KernelVariant {
             splitk = self.split_k as u8,
             vec4 = self.vec4 as u8,
             round = self.rounding.define(),
+            round_in = match (self.family, self.rounding) {
+                (Family::Wgmma, Rounding::NearestEven) => {
+                    format!("#define FORGE_ROUND_IN {}\n", wgmma_round_in().as_str())
+                }
+                _ => String::new(),
+            },
         )
+    }
+
+    /// Whether the copy engine rounds A and B to TF32 (tensor maps of type TFLOAT32): the
+    /// wgmma family under round-to-nearest with [`RoundIn::Tma`].
+    pub fn tma_rounds(&self) -> bool {
+        self.family == Family::Wgmma
+            && self.rounding == Rounding::NearestEven
+            && wgmma_round_in() == RoundIn::Tma
     }
 
     /// The whole translation unit NVRTC compiles: prelude, `common.cuh`, then the family's
@@ -132,12 +146,60 @@ impl KernelVariant {
     }
 }
 
-/// `#define` lines from [`EXTRA_DEFINES_ENV`] (empty when unset).
-fn extra_defines() -> String {
-    match std::env::var_os(EXTRA_DEFINES_ENV) {
-        Some(v) => define_lines(&v.to_string_lossy()),
-        None => String::new(),
+/// Where the wgmma family rounds A and B to TF32 under round-to-nearest (`FORGE_ROUND_IN`,
+/// `kernels/ABI.md` "Numerics"); mma_sync always rounds its fragment registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundIn {
+    /// Idle producer warps round each stage in place in shared memory.
+    Producer,
+    /// The consumer warpgroups round each stage before their first wgmma on it.
+    Consumer,
+    /// The copy engine rounds while loading (tensor maps of type TFLOAT32): no pass at all.
+    Tma,
+}
+
+impl RoundIn {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoundIn::Producer => "producer",
+            RoundIn::Consumer => "consumer",
+            RoundIn::Tma => "tma",
+        }
     }
+}
+
+/// The form forge builds with, measured on the H200 (`reports/notes.md`, contract v2).
+pub const DEFAULT_ROUND_IN: RoundIn = RoundIn::Producer;
+
+/// [`DEFAULT_ROUND_IN`], or `FORGE_ROUND_IN=producer|consumer|tma` in [`EXTRA_DEFINES_ENV`]
+/// (kernel development and A/B measurements).
+pub fn wgmma_round_in() -> RoundIn {
+    let defines = std::env::var(EXTRA_DEFINES_ENV).unwrap_or_default();
+    let chosen = defines
+        .split(',')
+        .filter_map(|d| d.trim().split_once('='))
+        .find(|(name, _)| *name == "FORGE_ROUND_IN")
+        .map(|(_, v)| v.trim());
+    match chosen {
+        Some("producer") => RoundIn::Producer,
+        Some("consumer") => RoundIn::Consumer,
+        Some("tma") => RoundIn::Tma,
+        Some(other) => {
+            panic!("{EXTRA_DEFINES_ENV}: FORGE_ROUND_IN={other} is not producer, consumer or tma")
+        }
+        None => DEFAULT_ROUND_IN,
+    }
+}
+
+/// `#define` lines from [`EXTRA_DEFINES_ENV`] (empty when unset), except `FORGE_ROUND_IN`,
+/// which the prelude defines ([`wgmma_round_in`]).
+fn extra_defines() -> String {
+    let list = std::env::var(EXTRA_DEFINES_ENV).unwrap_or_default();
+    let kept: Vec<&str> = list
+        .split(',')
+        .filter(|d| !d.trim().starts_with("FORGE_ROUND_IN"))
+        .collect();
+    define_lines(&kept.join(","))
 }
 
 /// `A=1,B` → `#define A 1\n#define B 1\n`.

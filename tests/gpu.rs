@@ -1,6 +1,7 @@
 //! GPU integration tests. On a machine without a CUDA device every test prints a visible
 //! "SKIPPED: no CUDA device" line and returns.
 
+use forge::contract::Rounding;
 use forge::device::Gpu;
 use forge::device::buffers::DeviceBuffer;
 use forge::device::cache::KernelCache;
@@ -15,7 +16,6 @@ use forge::reference::{self, TENSOR_A, TENSOR_B};
 use forge::report::Verdict;
 use forge::schedule::{Dtype, Layout, Schedule};
 use forge::shape::Shape;
-use forge::contract::Rounding;
 use forge::tune::worker::{Inputs, LoadedKernels, run_once};
 
 fn gpu() -> Option<Gpu> {
@@ -58,7 +58,14 @@ fn golden(
     shape: &Shape,
     ins: &Inputs,
 ) -> Vec<f32> {
-    run(gpu, cache, loaded, &Schedule::canonical(Dtype::Tf32), shape, ins)
+    run(
+        gpu,
+        cache,
+        loaded,
+        &Schedule::canonical(Dtype::Tf32),
+        shape,
+        ins,
+    )
 }
 
 /// Loads `s` into `loaded` and returns its output on input set 0.

@@ -55,6 +55,8 @@ pub struct LoadedVariant {
     /// CTAs resident on the whole device at once (occupancy × SMs).
     pub resident_ctas: u64,
     sm_count: u32,
+    /// The tensor maps round A and B to TF32 ([`KernelVariant::tma_rounds`]).
+    tma_rounds: bool,
 }
 
 impl LoadedVariant {
@@ -104,6 +106,7 @@ impl LoadedVariant {
             smem,
             resident_ctas: per_sm as u64 * gpu.info.sm_count as u64,
             sm_count: gpu.info.sm_count,
+            tma_rounds: variant.tma_rounds(),
         })
     }
 
@@ -132,8 +135,15 @@ impl LoadedVariant {
             Family::Wgmma => {
                 let t = schedule.tile;
                 Some((
-                    encode_tensor_map(a, shape.k, shape.m, t.bk, t.bm)?,
-                    encode_tensor_map(b, shape.k, shape.n, t.bk, t.bn / schedule.cluster)?,
+                    encode_tensor_map(a, shape.k, shape.m, t.bk, t.bm, self.tma_rounds)?,
+                    encode_tensor_map(
+                        b,
+                        shape.k,
+                        shape.n,
+                        t.bk,
+                        t.bn / schedule.cluster,
+                        self.tma_rounds,
+                    )?,
                 ))
             }
         };
@@ -273,14 +283,22 @@ impl LoadedVariant {
 }
 
 /// Encodes a 2-D f32 row-major tensor (`rows` × `cols`, K-major) for TMA with a box of
-/// `box_cols` × `box_rows` and 128-byte swizzle (`kernels/ABI.md`).
+/// `box_cols` × `box_rows` and 128-byte swizzle (`kernels/ABI.md`). With `round_to_tf32` the
+/// map's element type is TFLOAT32: the copy engine rounds each f32 to TF32 as it loads.
 pub fn encode_tensor_map(
     base: u64,
     cols: u32,
     rows: u32,
     box_cols: u32,
     box_rows: u32,
+    round_to_tf32: bool,
 ) -> Result<TensorMap, DeviceError> {
+    use sys::CUtensorMapDataType as T;
+    let element = if round_to_tf32 {
+        T::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+    } else {
+        T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+    };
     let mut map = TensorMap([0; 16]);
     let dims: [u64; 2] = [cols as u64, rows as u64];
     let strides: [u64; 1] = [cols as u64 * 4];
@@ -290,7 +308,7 @@ pub fn encode_tensor_map(
     unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map as *mut TensorMap as *mut sys::CUtensorMap,
-            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            element,
             2,
             base as *mut c_void,
             dims.as_ptr(),

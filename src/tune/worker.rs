@@ -246,35 +246,38 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     for schedule in &job.candidates {
         let schedule = *schedule;
         emit(&Event::Start { schedule });
-        let result = loaded.load(&gpu, &cache, &schedule, &shape).map(|_| ()).and_then(|_| {
-            match injected(&schedule) {
-                Some(Injection::Fault) => {
-                    let lv = loaded.get(&schedule, &shape);
-                    let p = lv.prepare(&schedule, &shape, BAD_POINTER, inputs.b[0].ptr())?;
-                    lv.launch(&gpu.stream, &p, inputs.c[0].ptr(), inputs.workspace.ptr())?;
-                    gpu.stream.synchronize()?;
+        let result = loaded
+            .load(&gpu, &cache, &schedule, &shape)
+            .map(|_| ())
+            .and_then(|_| {
+                match injected(&schedule) {
+                    Some(Injection::Fault) => {
+                        let lv = loaded.get(&schedule, &shape);
+                        let p = lv.prepare(&schedule, &shape, BAD_POINTER, inputs.b[0].ptr())?;
+                        lv.launch(&gpu.stream, &p, inputs.c[0].ptr(), inputs.workspace.ptr())?;
+                        gpu.stream.synchronize()?;
+                    }
+                    Some(Injection::Hang) => loop {
+                        std::thread::sleep(std::time::Duration::from_secs(3600));
+                    },
+                    None => {}
                 }
-                Some(Injection::Hang) => loop {
-                    std::thread::sleep(std::time::Duration::from_secs(3600));
-                },
-                None => {}
-            }
-            let lv = loaded.get(&schedule, &shape);
-            grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
-            let out = run_once(&gpu, lv, &schedule, &shape, &inputs)?;
-            let gate = gate::compare(&golden, &out);
-            let plans = plans(lv, &schedule, &shape, &inputs)?;
-            let (summary, _) = time_plans(&gpu, lv, &plans, &inputs, &job.timing)?;
-            // The last timed launch on set 0 must still give C₀ (a chained tail depends on
-            // the previous launch leaving its flags at zero).
-            let after = gate::compare(&golden, &inputs.c[0].to_host(&gpu.stream)?);
-            let gate = if after.verdict == crate::report::Verdict::Pass {
-                gate
-            } else {
-                after
-            };
-            Ok((gate, summary))
-        });
+                let lv = loaded.get(&schedule, &shape);
+                grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
+                let out = run_once(&gpu, lv, &schedule, &shape, &inputs)?;
+                let gate = gate::compare(&golden, &out);
+                let plans = plans(lv, &schedule, &shape, &inputs)?;
+                let (summary, _) = time_plans(&gpu, lv, &plans, &inputs, &job.timing)?;
+                // The last timed launch on set 0 must still give C₀ (a chained tail depends on
+                // the previous launch leaving its flags at zero).
+                let after = gate::compare(&golden, &inputs.c[0].to_host(&gpu.stream)?);
+                let gate = if after.verdict == crate::report::Verdict::Pass {
+                    gate
+                } else {
+                    after
+                };
+                Ok((gate, summary))
+            });
         match result {
             Ok((gate, summary)) => emit(&Event::Result {
                 schedule,
