@@ -286,7 +286,7 @@ pub enum Cmd {
     },
     /// (internal, tests/device/sanitize.sh) Run one schedule once on one shape and compare
     /// its bits with the canonical schedule's, one line; or, with --plan PROFILE, print the
-    /// (schedule, shape) pairs to run for a profile.
+    /// (schedule, shape) pairs to run for a profile, one `SCHEDULE MxNxK small|ragged` a line.
     #[command(hide = true)]
     Launch {
         #[arg(long, required_unless_present = "plan")]
@@ -455,7 +455,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(path) = plan {
                 let profile = Profile::load(&path)?;
                 for (schedule, shape) in tune::launch::plan(&profile, runners_up) {
-                    println!("{schedule} {shape}");
+                    let kind = if tune::launch::is_ragged(&shape) {
+                        "ragged"
+                    } else {
+                        "small"
+                    };
+                    println!("{schedule} {shape} {kind}");
                 }
                 return Ok(());
             }

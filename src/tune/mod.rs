@@ -3,8 +3,9 @@
 //!
 //! Per problem the run reads top to bottom as [`picks`] (what to time) → [`supervisor`]
 //! (worker processes under a watchdog; [`worker`] is their side, [`protocol`] the wire) →
-//! [`record`] (profile entries, provenance and the one write path; [`export`] writes the
-//! report files).
+//! [`record`] (profile entries, provenance, the rules for files already there and the one
+//! locked, journaled write path; [`export`] renders the report files). [`launch`] is the
+//! hidden `forge launch`: one schedule, one shape, one process (for compute-sanitizer).
 
 pub mod export;
 pub mod launch;
