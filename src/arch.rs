@@ -69,10 +69,10 @@ pub struct MeasuredProperties {
 pub enum ArchError {
     #[error("unknown architecture `{name}`; known: {known}")]
     Unknown { name: String, known: String },
-    #[error("architecture table {file} is invalid: {source}")]
+    #[error("architecture table {file} is invalid: {cause}")]
     Table {
         file: String,
-        source: Box<toml::de::Error>,
+        cause: Box<toml::de::Error>,
     },
 }
 
@@ -102,7 +102,7 @@ impl Arch {
             })?;
         toml::from_str(text).map_err(|e| ArchError::Table {
             file: format!("cost_model/arch/{file}.toml"),
-            source: Box::new(e),
+            cause: Box::new(e),
         })
     }
 

@@ -12,6 +12,7 @@ use crate::schedule::{Dtype, Layout, Schedule};
 use crate::shape::{Shape, ShapeList};
 use crate::space;
 use crate::tune::{self, TuneOptions};
+use crate::util::{MAX_QUOTED, clip};
 use anyhow::{Context, bail};
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
@@ -67,6 +68,81 @@ where
                 as Box<dyn Iterator<Item = PossibleValue>>
         })
     }
+}
+
+/// A command-line value parsed by its type's `FromStr` and then checked; the error is one
+/// `error:` line naming the option and the value (at most [`MAX_QUOTED`] characters of it).
+#[derive(Clone)]
+struct Checked<T> {
+    check: fn(&T) -> Result<(), &'static str>,
+    _type: PhantomData<fn() -> T>,
+}
+
+fn checked<T>(check: fn(&T) -> Result<(), &'static str>) -> Checked<T> {
+    Checked {
+        check,
+        _type: PhantomData,
+    }
+}
+
+impl<T> TypedValueParser for Checked<T>
+where
+    T: FromStr + Clone + Send + Sync + 'static,
+    T::Err: std::fmt::Display,
+{
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<T, clap::Error> {
+        let name = arg
+            .and_then(|a| a.get_long())
+            .map_or_else(|| "a value".to_string(), |l| format!("--{l}"));
+        let shown = clip(&value.to_string_lossy(), MAX_QUOTED);
+        let raw = |why: String| {
+            clap::Error::raw(ErrorKind::InvalidValue, format!("{name} {shown}: {why}\n"))
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| raw("not valid UTF-8".into()))?;
+        let v: T = text
+            .trim()
+            .parse()
+            .map_err(|e: T::Err| raw(clip(&e.to_string(), MAX_QUOTED)))?;
+        (self.check)(&v).map_err(|why| raw(why.into()))?;
+        Ok(v)
+    }
+}
+
+fn count_parser() -> Checked<usize> {
+    checked(|&n| {
+        if n >= 1 {
+            Ok(())
+        } else {
+            Err("must be at least 1")
+        }
+    })
+}
+fn watchdog_parser() -> Checked<u64> {
+    checked(|&s| {
+        if s >= 1 {
+            Ok(())
+        } else {
+            Err("must be at least 1 second")
+        }
+    })
+}
+fn seconds_parser() -> Checked<f64> {
+    checked(|&s| {
+        if s.is_finite() && s > 0.0 {
+            Ok(())
+        } else {
+            Err("must be a finite number of seconds above 0")
+        }
+    })
 }
 
 fn arch_parser() -> Typed<Arch> {
@@ -135,7 +211,8 @@ pub enum Cmd {
         arch: Arch,
         #[command(flatten)]
         problems: ProblemArgs,
-        #[arg(long, default_value_t = 10)]
+        /// Schedules shown per shape (at least 1).
+        #[arg(long, default_value_t = 10, value_parser = count_parser())]
         top: usize,
         #[arg(long)]
         json: bool,
@@ -150,8 +227,8 @@ pub enum Cmd {
         arch: Arch,
         #[command(flatten)]
         problems: ProblemArgs,
-        /// Candidates per shape (the canonical schedule is always added).
-        #[arg(long, default_value_t = 10)]
+        /// Candidates per shape, at least 1 (the canonical schedule is always added).
+        #[arg(long, default_value_t = 10, value_parser = count_parser())]
         top: usize,
         /// The numerical contract: inputs rounded to TF32 to nearest (cuBLAS's accuracy) or
         /// truncated (the tensor cores' raw behaviour).
@@ -169,19 +246,22 @@ pub enum Cmd {
         /// Report directory (default reports/tune-<arch>-<device>-<date>).
         #[arg(long)]
         run_dir: Option<PathBuf>,
-        /// Re-measure shapes the run directory already holds.
+        /// Re-measure shapes the run directory already holds; replace a profile (or report) of
+        /// another architecture or one that does not load; let a run without a GPU add
+        /// predictions beside measured entries (which are kept). Never overwrites a file that
+        /// is not a forge profile.
         #[arg(long)]
         force: bool,
         #[arg(long, default_value_t = 20261202)]
         seed: u64,
-        /// Seconds without progress before a candidate counts as hung.
-        #[arg(long, default_value_t = 60)]
+        /// Seconds without progress before a candidate counts as hung (at least 1).
+        #[arg(long, default_value_t = 60, value_parser = watchdog_parser())]
         watchdog: u64,
         /// Kernel cache directory (default $FORGE_CACHE or ~/.cache/forge).
         #[arg(long)]
         cache: Option<PathBuf>,
-        /// Longest time spent timing one kernel, seconds.
-        #[arg(long, default_value_t = 2.0)]
+        /// Longest time spent timing one kernel, seconds (finite, above 0).
+        #[arg(long, default_value_t = 2.0, allow_hyphen_values = true, value_parser = seconds_parser())]
         max_seconds: f64,
         /// Skip plots and summary.
         #[arg(long)]
@@ -242,6 +322,33 @@ pub enum Cmd {
         #[arg(long)]
         job: PathBuf,
     },
+    /// (internal, tests/device/sanitize.sh) Run one schedule once on one shape and compare
+    /// its bits with the canonical schedule's, one line; or, with --plan PROFILE, print the
+    /// (schedule, shape) pairs to run for a profile, one `SCHEDULE MxNxK small|ragged` a line.
+    #[command(hide = true)]
+    Launch {
+        #[arg(long, required_unless_present = "plan")]
+        schedule: Option<String>,
+        #[arg(long, allow_hyphen_values = true, value_parser = shape_parser(), required_unless_present = "plan")]
+        shape: Option<Shape>,
+        #[arg(long, default_value_t = 20261202)]
+        seed: u64,
+        /// The numerical contract the kernels are compiled for.
+        #[arg(long, default_value = "tf32-rne-k8-inorder", value_parser = contract_parser())]
+        contract: Contract,
+        /// Kernel cache directory (default $FORGE_CACHE or ~/.cache/forge).
+        #[arg(long)]
+        cache: Option<PathBuf>,
+        /// The canonical output for this shape and seed: read when the file exists, else
+        /// computed and written there.
+        #[arg(long)]
+        golden: Option<PathBuf>,
+        #[arg(long, value_name = "PROFILE", conflicts_with_all = ["schedule", "shape", "golden"])]
+        plan: Option<PathBuf>,
+        /// With --plan: the runners-up too.
+        #[arg(long, requires = "plan")]
+        runners_up: bool,
+    },
 }
 
 /// Parses the command line; a bad value is one `error:` line and exit code 1 (help and
@@ -287,8 +394,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             max_seconds,
             no_plots,
         } => {
-            if top == 0 && !exhaustive {
-                bail!("--top must be at least 1");
+            let dtype = problems.dtype;
+            if !dtype.has_kernels() {
+                bail!("no {dtype} kernel is implemented (only tf32 has kernels): nothing to tune");
             }
             let opts = TuneOptions {
                 arch,
@@ -301,7 +409,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 run_dir,
                 force,
                 seed,
-                watchdog_s: watchdog.max(1),
+                watchdog_s: watchdog,
                 cache_dir: cache_dir.unwrap_or_else(cache::default_dir),
                 timing: TimingConfig {
                     max_seconds,
@@ -323,6 +431,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             dtype,
             layout,
         } => {
+            if !dtype.has_kernels() {
+                bail!(
+                    "no {dtype} kernel is implemented (only tf32 has kernels): a profile selects \
+                     no {dtype} schedule"
+                );
+            }
             let p = match arch {
                 Some(a) => Profile::load_for_arch(&profile, &a.name)?,
                 None => Profile::load(&profile)?,
@@ -383,6 +497,49 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             let text = std::fs::read(&job).with_context(|| format!("reading {}", job.display()))?;
             let job: tune::protocol::Job = serde_json::from_slice(&text)?;
             tune::worker::run(&job)?;
+            Ok(())
+        }
+        Cmd::Launch {
+            schedule,
+            shape,
+            seed,
+            contract,
+            cache: cache_dir,
+            golden,
+            plan,
+            runners_up,
+        } => {
+            if let Some(path) = plan {
+                let profile = Profile::load(&path)?;
+                for (schedule, shape) in tune::launch::plan(&profile, runners_up) {
+                    let kind = if tune::launch::is_ragged(&shape) {
+                        "ragged"
+                    } else {
+                        "small"
+                    };
+                    println!("{schedule} {shape} {kind}");
+                }
+                return Ok(());
+            }
+            let (Some(name), Some(shape)) = (schedule, shape) else {
+                bail!("launch needs --schedule and --shape (or --plan PROFILE)");
+            };
+            let schedule: Schedule = name.parse().map_err(|_| {
+                anyhow::anyhow!("`{}` is not a schedule name", clip(&name, MAX_QUOTED))
+            })?;
+            let opts = tune::launch::LaunchOptions {
+                schedule,
+                shape,
+                contract,
+                seed,
+                cache_dir: cache_dir.unwrap_or_else(cache::default_dir),
+                golden,
+            };
+            let (line, identical) = tune::launch::run(&opts)?;
+            println!("{line}");
+            if !identical {
+                bail!("{schedule} on {shape}: the bits differ from the canonical schedule's");
+            }
             Ok(())
         }
     }

@@ -75,8 +75,9 @@ pub struct CostModel {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CostModelError {
+    /// (The TOML error is printed in the message, so it is not also a `source`.)
     #[error("cost model constants are not valid TOML for the model: {0}")]
-    Toml(#[from] Box<toml::de::Error>),
+    Toml(Box<toml::de::Error>),
     #[error("cost model constant {key} = {value} is out of range: {why}")]
     Range {
         key: String,
@@ -333,7 +334,8 @@ impl CostModel {
 
     /// Parses and validates a constants file.
     pub fn from_toml(text: &str) -> Result<CostModel, CostModelError> {
-        let model: CostModel = toml::from_str(text).map_err(Box::new)?;
+        let model: CostModel =
+            toml::from_str(text).map_err(|e| CostModelError::Toml(Box::new(e)))?;
         model.validate()?;
         Ok(model)
     }

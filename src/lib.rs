@@ -3,7 +3,9 @@
 //! The pure core (no device code): [`shape`], [`arch`], [`schedule`], [`space`],
 //! [`cost_model`], [`profile`], [`problem`], [`report`], [`stats`], [`gate`],
 //! [`reference`](mod@reference), [`bitmodel`] (the tensor cores' arithmetic, bit for bit),
-//! [`kernel_source`], and [`util`] (atomic file writes, build revision, timestamps).
+//! [`kernel_source`], [`util`] (atomic file writes, capped reads, one-line messages, build
+//! revision, timestamps) and [`durable`] (locks, journaled commits of several files, stale
+//! temporaries).
 //! [`device`] is the only module tree that touches CUDA; [`tune`] and [`dispatch`] build on
 //! it. Reports are read on any machine: [`analysis`] computes their numbers, [`plot`] draws
 //! them, [`summary`] writes them as Markdown, and [`outputs`] writes both into a directory.
@@ -17,6 +19,7 @@ pub mod contract;
 pub mod cost_model;
 pub mod device;
 pub mod dispatch;
+pub mod durable;
 pub mod gate;
 pub mod kernel_check;
 pub mod kernel_gen;

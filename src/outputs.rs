@@ -17,9 +17,9 @@ pub fn render_all(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, Pl
     }
     let mut written = plot::render_pictures(report, out_dir)?;
     let summary = out_dir.join(SUMMARY_MD);
-    std::fs::write(&summary, summary_markdown(report)).map_err(|source| PlotError::Io {
+    std::fs::write(&summary, summary_markdown(report)).map_err(|cause| PlotError::Io {
         path: summary.display().to_string(),
-        source,
+        cause,
     })?;
     written.push(summary);
     Ok(written)

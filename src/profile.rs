@@ -11,14 +11,29 @@
 //!
 //! Every rule returns a schedule that passed the bit-exact gate or is the canonical one, so
 //! the numerical result never depends on which rule fired.
+//!
+//! # What loading checks
+//! A file of at most [`MAX_PROFILE_BYTES`], UTF-8 (else the byte's line and column), TOML with
+//! no unknown keys; `schema_version`, `numerical_contract` (a known [`Contract`], checked while parsing),
+//! a known `arch`, and a `canonical_schedule` that is the canonical schedule of its dtype, a
+//! dtype with kernels ([`Dtype::has_kernels`]); `entries` equal to the number of `[[entry]]`
+//! tables. Per entry: dimensions in 1..=2^31 − 1; the canonical schedule's dtype; a schedule
+//! (and each runner-up) that parses, is of the entry's dtype, keeps the reduction order (no
+//! split-K) and is valid for the shape on the profile's arch; times and ratios finite and
+//! positive where present (`predicted_us` may be 0: unknown); `gate = "passed"` only with its
+//! measurements and in a profile with `measured = true`; each problem once. Every error is one
+//! line naming the file and, for an entry, its index (from 0) and problem.
 
-use crate::arch::{Arch, ArchError};
+use crate::arch::Arch;
 use crate::contract::Contract;
 use crate::problem::Problem;
-use crate::schedule::{Dtype, Layout, Schedule, ScheduleError};
-use crate::shape::Shape;
+use crate::schedule::{Dtype, Layout, Schedule};
+use crate::shape::{MAX_DIM, Shape};
 use crate::space;
-use crate::util::{git_revision, now_rfc3339, write_atomically};
+use crate::util::{
+    MAX_QUOTED, ReadCapped, clip, git_revision, line_column, now_rfc3339, read_capped,
+    write_atomically,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
@@ -27,9 +42,12 @@ use std::path::Path;
 /// Version 2: `numerical_contract` names the contract (`tf32-rne-k8-inorder`, …); version 1's
 /// "bitexact" meant today's `tf32-trunc-k8-inorder` and is refused.
 pub const SCHEMA_VERSION: u32 = 2;
+/// The largest profile file forge reads (the shipped 17-entry profile is 12 KB).
+pub const MAX_PROFILE_BYTES: u64 = 16 << 20;
 
 /// Where the profile came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Metadata {
     pub schema_version: u32,
     pub arch: String,
@@ -40,7 +58,8 @@ pub struct Metadata {
     pub git_revision: String,
     /// RFC 3339, UTC.
     pub date: String,
-    /// False when the entries are cost-model predictions only (no GPU was used).
+    /// False when the entries are cost-model predictions only (no GPU was used). True when
+    /// any entry was measured; each entry's `gate` says which.
     pub measured: bool,
     /// The numerical contract (`tf32-rne-k8-inorder`): how inputs become TF32 and the K order.
     /// Every chosen schedule's output equals the canonical schedule's under it, bit for bit;
@@ -51,6 +70,10 @@ pub struct Metadata {
     /// What the cuBLAS columns measured (empty when not measured).
     #[serde(default)]
     pub cublas_mode: String,
+    /// The number of `[[entry]]` tables that follow. Required: [`Profile::to_toml`] writes it
+    /// and loading checks it, so a file cut at an entry boundary is refused instead of
+    /// silently turning exact choices into nearest ones. [`Profile::new`] sets it.
+    pub entries: usize,
 }
 
 /// Gate outcome stored per entry.
@@ -66,6 +89,7 @@ pub enum Gate {
 
 /// One tuned problem.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Entry {
     pub dtype: Dtype,
     pub layout: Layout,
@@ -73,6 +97,7 @@ pub struct Entry {
     pub n: u32,
     pub k: u32,
     pub schedule: String,
+    /// The cost model's time; 0 when unknown.
     pub predicted_us: f64,
     pub measured_us: Option<f64>,
     pub tflops: Option<f64>,
@@ -119,6 +144,11 @@ impl Entry {
     pub fn problem(&self) -> Problem {
         Problem::new(self.dtype, self.layout, self.shape())
     }
+
+    /// Whether a device measured this entry (its gate passed).
+    pub fn is_measured(&self) -> bool {
+        self.gate == Gate::Passed
+    }
 }
 
 impl Metadata {
@@ -139,6 +169,7 @@ impl Metadata {
             numerical_contract: Contract::default(),
             canonical_schedule: Schedule::canonical(dtype).name(),
             cublas_mode: String::new(),
+            entries: 0,
         }
     }
 
@@ -150,20 +181,37 @@ impl Metadata {
 
 /// The on-disk document.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Document {
     meta: Metadata,
     #[serde(default, rename = "entry")]
     entries: Vec<Entry>,
 }
 
+/// Why a profile was refused. Every message is one line that names the file (and the entry:
+/// its index from 0 and its problem), says what is wrong once, and quotes at most
+/// [`MAX_QUOTED`] characters of the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    #[error("cannot read profile {path}: {source}")]
-    Read {
+    #[error("cannot read profile {path}: {cause}")]
+    Read { path: String, cause: std::io::Error },
+    #[error(
+        "profile {path} is larger than {} MiB, far more than a profile holds: refused",
+        limit >> 20
+    )]
+    TooLarge { path: String, limit: u64 },
+    #[error(
+        "profile {path} is not UTF-8 text: byte 0x{byte:02x} at line {line}, column {column} \
+         (byte offset {offset})"
+    )]
+    NotUtf8 {
         path: String,
-        source: std::io::Error,
+        byte: u8,
+        line: usize,
+        column: usize,
+        offset: usize,
     },
-    #[error("profile {path} is not valid TOML: {message}")]
+    #[error("profile {path} is not a valid profile: {message}")]
     Syntax { path: String, message: String },
     #[error("profile {path} has schema version {found}; this forge reads version {SCHEMA_VERSION}")]
     SchemaVersion { path: String, found: u32 },
@@ -182,30 +230,127 @@ pub enum ProfileError {
         found: Contract,
         expected: Contract,
     },
-    #[error("profile {path}: {source}")]
-    Arch { path: String, source: ArchError },
-    #[error("profile {path}, entry {index} ({shape}): {source}")]
+    #[error("profile {path}: {message}")]
+    Arch { path: String, message: String },
+    #[error("profile {path}: canonical_schedule `{found}` {reason}")]
+    Canonical {
+        path: String,
+        found: String,
+        reason: String,
+    },
+    #[error(
+        "profile {path} says entries = {declared} but holds {found} [[entry]] table(s): it was \
+         cut short or edited"
+    )]
+    EntryCount {
+        path: String,
+        declared: usize,
+        found: usize,
+    },
+    #[error("profile {path}, entry {index} ({problem}): {message}")]
     Schedule {
         path: String,
         index: usize,
-        shape: String,
-        source: ScheduleError,
+        problem: String,
+        message: String,
     },
-    #[error("profile {path}, entry {index} ({shape}): schedule {schedule} cannot run it: {reason}")]
+    #[error(
+        "profile {path}, entry {index} ({problem}): schedule {schedule} cannot run it: {reason}"
+    )]
     InvalidEntry {
         path: String,
         index: usize,
-        shape: String,
+        problem: String,
         schedule: String,
         reason: String,
     },
-    #[error("cannot write profile {path}: {source}")]
-    Write {
+    #[error("profile {path}, entry {index} ({problem}): {reason}")]
+    Entry {
         path: String,
-        source: std::io::Error,
+        index: usize,
+        problem: String,
+        reason: String,
     },
+    #[error("cannot write profile {path}: {cause}")]
+    Write { path: String, cause: std::io::Error },
 }
 
+/// A name from the file, quoted in a message.
+fn quoted(text: &str) -> String {
+    clip(text, MAX_QUOTED)
+}
+
+/// Checks one schedule name of an entry (its schedule or a runner-up) against everything a
+/// bit-exact profile promises: it parses, it is of the entry's dtype, it has a kernel, and it
+/// keeps the reduction order (the caller checks its validity for the shape).
+fn check_schedule(e: &Entry, name: &str) -> Result<Schedule, String> {
+    let schedule: Schedule = name.parse().map_err(|_| {
+        format!(
+            "`{}` is not a schedule name (expected e.g. wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1)",
+            quoted(name)
+        )
+    })?;
+    if schedule.dtype != e.dtype {
+        return Err(format!(
+            "schedule {name} is a {} schedule, the entry's dtype is {}",
+            schedule.dtype, e.dtype
+        ));
+    }
+    if !schedule.dtype.has_kernels() {
+        return Err(format!(
+            "schedule {name}: no {} kernel is implemented",
+            schedule.dtype
+        ));
+    }
+    if schedule.changes_reduction_order() {
+        return Err(format!(
+            "schedule {name} splits K ({} ways), which changes the reduction order: a \
+             bit-exact profile never holds it",
+            schedule.split_k
+        ));
+    }
+    Ok(schedule)
+}
+
+/// Entry checks other than its schedule's validity for the shape.
+fn check_fields(meta: &Metadata, e: &Entry) -> Result<(), String> {
+    for (dim, value) in [("m", e.m), ("n", e.n), ("k", e.k)] {
+        if value == 0 || value as u64 > MAX_DIM {
+            return Err(format!("{dim} = {value} is outside 1..={MAX_DIM}"));
+        }
+    }
+    let non_negative = [("predicted_us", Some(e.predicted_us))];
+    let positive = [
+        ("measured_us", e.measured_us),
+        ("tflops", e.tflops),
+        ("cublas_us", e.cublas_us),
+        ("cublas_tflops", e.cublas_tflops),
+        ("ratio_vs_cublas", e.ratio_vs_cublas),
+    ];
+    for (name, value) in non_negative {
+        if let Some(v) = value
+            && !(v.is_finite() && v >= 0.0)
+        {
+            return Err(format!("{name} = {v} is not a finite number >= 0"));
+        }
+    }
+    for (name, value) in positive {
+        if let Some(v) = value
+            && !(v.is_finite() && v > 0.0)
+        {
+            return Err(format!("{name} = {v} is not a finite number > 0"));
+        }
+    }
+    if e.gate == Gate::Passed {
+        if !meta.measured {
+            return Err("gate = \"passed\" in a profile with measured = false".into());
+        }
+        if let Some((name, _)) = positive.iter().find(|(_, v)| v.is_none()) {
+            return Err(format!("gate = \"passed\" but {name} is missing"));
+        }
+    }
+    Ok(())
+}
 /// Which rule chose a schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rule {
@@ -243,47 +388,190 @@ fn log_dims(shape: &Shape) -> [f64; 3] {
     ]
 }
 
+/// `meta.schema_version` of a parsed TOML table, when it is an integer.
+fn declared_schema_version(table: &toml::Table) -> Option<i64> {
+    table.get("meta")?.get("schema_version")?.as_integer()
+}
+
+/// A TOML or schema error as one line: line, column, the entry it falls in, and the parser's
+/// message, capped.
+fn syntax_error(path: &str, text: &str, e: &toml::de::Error) -> ProfileError {
+    ProfileError::Syntax {
+        path: path.to_string(),
+        message: syntax_message(text, e),
+    }
+}
+
+fn syntax_message(text: &str, e: &toml::de::Error) -> String {
+    let message = clip(e.message().trim(), MAX_QUOTED + 100);
+    let location = match e.span() {
+        Some(span) => {
+            let (line, column) = line_column(text.as_bytes(), span.start);
+            let entries_before = text[..span.start.min(text.len())]
+                .lines()
+                .filter(|l| l.trim_start().starts_with("[[entry]]"))
+                .count();
+            match entries_before {
+                0 => format!("line {line}, column {column}: "),
+                n => format!("line {line}, column {column} (entry {}): ", n - 1),
+            }
+        }
+        None => String::new(),
+    };
+    format!("{location}{message}")
+}
+
+/// What is at a profile's path, for a writer deciding whether it may replace it.
+#[derive(Debug)]
+pub enum OnDisk {
+    /// Nothing (or an empty file): a new profile may be written.
+    Missing,
+    /// A valid profile.
+    Valid(Box<Profile>),
+    /// A forge profile (a `[meta]` table with a `schema_version`) that does not load.
+    Invalid(ProfileError),
+    /// Anything else (unreadable, not text, not TOML, not a profile): never overwritten.
+    Foreign(String),
+}
+
+impl OnDisk {
+    /// Classifies what is at `path`.
+    pub fn inspect(path: &Path) -> OnDisk {
+        let shown = path.display().to_string();
+        let bytes = match read_capped(path, MAX_PROFILE_BYTES) {
+            Ok(b) => b,
+            Err(ReadCapped::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return OnDisk::Missing;
+            }
+            Err(ReadCapped::Io(e)) => return OnDisk::Foreign(format!("cannot read it: {e}")),
+            Err(ReadCapped::TooLarge { limit }) => {
+                return OnDisk::Foreign(format!("it is larger than {} MiB", limit >> 20));
+            }
+        };
+        if bytes.is_empty() && std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return OnDisk::Missing; // an empty file holds nothing to lose
+        }
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            return OnDisk::Foreign("it is not UTF-8 text".into());
+        };
+        let table: toml::Table = match toml::from_str(text) {
+            Ok(t) => t,
+            Err(e) => {
+                return OnDisk::Foreign(format!("it is not TOML: {}", syntax_message(text, &e)));
+            }
+        };
+        if declared_schema_version(&table).is_none() {
+            return OnDisk::Foreign("it has no [meta] table with a schema_version".into());
+        }
+        match Profile::parse(text, &shown) {
+            Ok(p) => OnDisk::Valid(Box::new(p)),
+            Err(e) => OnDisk::Invalid(e),
+        }
+    }
+}
+
 impl Profile {
-    /// Builds an indexed profile; every entry's schedule must parse and be valid for its shape.
-    pub fn new(meta: Metadata, entries: Vec<Entry>) -> Result<Profile, ProfileError> {
+    /// Builds an indexed profile from entries in memory (setting `meta.entries` to their
+    /// number), validated as [`Profile::load`] validates a file.
+    pub fn new(mut meta: Metadata, entries: Vec<Entry>) -> Result<Profile, ProfileError> {
+        meta.entries = entries.len();
         Profile::build(meta, entries, "<memory>")
     }
 
     fn build(meta: Metadata, entries: Vec<Entry>, path: &str) -> Result<Profile, ProfileError> {
+        let path_s = || path.to_string();
         if meta.schema_version != SCHEMA_VERSION {
             return Err(ProfileError::SchemaVersion {
-                path: path.to_string(),
+                path: path_s(),
                 found: meta.schema_version,
             });
         }
-        let arch = Arch::by_name(&meta.arch).map_err(|source| ProfileError::Arch {
-            path: path.to_string(),
-            source,
+        let arch = Arch::by_name(&meta.arch).map_err(|_| ProfileError::Arch {
+            path: path_s(),
+            message: format!(
+                "unknown architecture `{}`; known: {}",
+                quoted(&meta.arch),
+                Arch::known().join(", ")
+            ),
         })?;
+        let canonical_error = |reason: String| ProfileError::Canonical {
+            path: path_s(),
+            found: quoted(&meta.canonical_schedule),
+            reason,
+        };
+        let canonical: Schedule = meta
+            .canonical_schedule
+            .parse()
+            .map_err(|_| canonical_error("is not a schedule name".into()))?;
+        if canonical != Schedule::canonical(canonical.dtype) {
+            return Err(canonical_error(format!(
+                "is not the canonical {} schedule ({})",
+                canonical.dtype,
+                Schedule::canonical(canonical.dtype)
+            )));
+        }
+        if !canonical.dtype.has_kernels() {
+            return Err(canonical_error(format!(
+                "is a {} schedule, and no {} kernel is implemented",
+                canonical.dtype, canonical.dtype
+            )));
+        }
+        if meta.entries != entries.len() {
+            return Err(ProfileError::EntryCount {
+                path: path_s(),
+                declared: meta.entries,
+                found: entries.len(),
+            });
+        }
         let mut schedules = Vec::with_capacity(entries.len());
         let mut exact = HashMap::with_capacity(entries.len());
         for (index, e) in entries.iter().enumerate() {
+            let problem = || format!("{}/{}/{}x{}x{}", e.dtype, e.layout.as_str(), e.m, e.n, e.k);
+            let entry_error = |reason: String| ProfileError::Entry {
+                path: path_s(),
+                index,
+                problem: problem(),
+                reason,
+            };
+            check_fields(&meta, e).map_err(entry_error)?;
+            if e.dtype != canonical.dtype {
+                return Err(entry_error(format!(
+                    "dtype {} differs from the canonical schedule's ({})",
+                    e.dtype, canonical.dtype
+                )));
+            }
+            let schedule =
+                check_schedule(e, &e.schedule).map_err(|message| ProfileError::Schedule {
+                    path: path_s(),
+                    index,
+                    problem: problem(),
+                    message,
+                })?;
             let shape = e.shape();
-            let schedule: Schedule =
-                e.schedule
-                    .parse()
-                    .map_err(|source| ProfileError::Schedule {
-                        path: path.to_string(),
-                        index,
-                        shape: shape.to_string(),
-                        source,
-                    })?;
             if let Err(reason) = space::check(&arch, &schedule, &shape) {
                 return Err(ProfileError::InvalidEntry {
-                    path: path.to_string(),
+                    path: path_s(),
                     index,
-                    shape: shape.to_string(),
+                    problem: problem(),
                     schedule: e.schedule.clone(),
                     reason: reason.to_string(),
                 });
             }
+            for (i, name) in e.runners_up.iter().enumerate() {
+                let runner = check_schedule(e, name)
+                    .map_err(|m| entry_error(format!("runner-up {i}: {m}")))?;
+                if let Err(reason) = space::check(&arch, &runner, &shape) {
+                    return Err(entry_error(format!(
+                        "runner-up {i}: schedule {name} cannot run it: {reason}"
+                    )));
+                }
+            }
+            if let Some(first) = exact.insert(e.problem(), index) {
+                return Err(entry_error(format!(
+                    "duplicates entry {first}: a problem may appear once"
+                )));
+            }
             schedules.push(schedule);
-            exact.insert(e.problem(), index);
         }
         let log_dims = entries.iter().map(|e| log_dims(&e.shape())).collect();
         Ok(Profile {
@@ -296,14 +584,20 @@ impl Profile {
         })
     }
 
-    /// Reads and validates a profile file.
+    /// Reads and validates a profile file (at most [`MAX_PROFILE_BYTES`]).
     pub fn load(path: &Path) -> Result<Profile, ProfileError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ProfileError::Read {
-            path: shown.clone(),
-            source,
+        let bytes = read_capped(path, MAX_PROFILE_BYTES).map_err(|e| match e {
+            ReadCapped::Io(cause) => ProfileError::Read {
+                path: shown.clone(),
+                cause,
+            },
+            ReadCapped::TooLarge { limit } => ProfileError::TooLarge {
+                path: shown.clone(),
+                limit,
+            },
         })?;
-        Profile::parse(&text, &shown)
+        Profile::parse_bytes(&bytes, &shown)
     }
 
     /// Reads a profile and checks it was tuned for `arch`.
@@ -331,29 +625,56 @@ impl Profile {
         Ok(())
     }
 
+    /// Parses profile bytes, which must be UTF-8; `path` names them in errors.
+    pub fn parse_bytes(bytes: &[u8], path: &str) -> Result<Profile, ProfileError> {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            let offset = e.valid_up_to();
+            let (line, column) = line_column(bytes, offset);
+            ProfileError::NotUtf8 {
+                path: path.to_string(),
+                byte: bytes[offset],
+                line,
+                column,
+                offset,
+            }
+        })?;
+        Profile::parse(text, path)
+    }
+
     /// Parses profile text; `path` names it in errors.
     pub fn parse(text: &str, path: &str) -> Result<Profile, ProfileError> {
-        let doc: Document = toml::from_str(text).map_err(|e| ProfileError::Syntax {
-            path: path.to_string(),
-            message: e.to_string().trim_end().replace('\n', " "),
-        })?;
+        // The schema version first, loosely: a file of another version gets that error, not
+        // one about a field the versions disagree on.
+        let table: toml::Table = toml::from_str(text).map_err(|e| syntax_error(path, text, &e))?;
+        if let Some(found) = declared_schema_version(&table)
+            && found != SCHEMA_VERSION as i64
+        {
+            return Err(ProfileError::SchemaVersion {
+                path: path.to_string(),
+                found: u32::try_from(found).unwrap_or(u32::MAX),
+            });
+        }
+        let doc: Document = toml::from_str(text).map_err(|e| syntax_error(path, text, &e))?;
         Profile::build(doc.meta, doc.entries, path)
     }
 
-    /// The profile as TOML text.
+    /// The profile as TOML text (`meta.entries` is the number of entries it holds).
     pub fn to_toml(&self) -> String {
+        let mut meta = self.meta.clone();
+        meta.entries = self.entries.len();
         let doc = Document {
-            meta: self.meta.clone(),
+            meta,
             entries: self.entries.clone(),
         };
         toml::to_string_pretty(&doc).expect("a profile always serializes")
     }
 
     /// Writes the profile atomically: a temporary file in the same directory, then rename.
+    /// (`forge tune` writes through [`crate::durable::Commit`] under a lock instead.)
     pub fn save(&self, path: &Path) -> Result<(), ProfileError> {
-        write_atomically(path, self.to_toml().as_bytes()).map_err(|source| ProfileError::Write {
+        write_atomically(path, self.to_toml().as_bytes()).map_err(|cause| ProfileError::Write {
             path: path.display().to_string(),
-            source,
+            cause,
         })
     }
 
@@ -362,7 +683,9 @@ impl Profile {
         &self.arch
     }
 
-    /// Picks the schedule for a problem by the rule in the module docs.
+    /// Picks the schedule for a problem by the rule in the module docs. A dtype without
+    /// kernels ([`Dtype::has_kernels`]) has no entries, so it gets its canonical schedule,
+    /// which has no kernel either: callers check the dtype first (`forge select` does).
     pub fn select(&self, problem: &Problem) -> Selection {
         let Problem {
             shape,

@@ -27,6 +27,12 @@ impl Dtype {
         }
     }
 
+    /// Whether forge has kernels for this dtype. The one place that says which dtypes are
+    /// implemented: today only TF32 (bf16 and fp16 are named and priced, not runnable).
+    pub fn has_kernels(self) -> bool {
+        matches!(self, Dtype::Tf32)
+    }
+
     /// Bytes per stored element of A, B (C is always f32).
     pub fn operand_bytes(self) -> u32 {
         match self {

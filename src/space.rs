@@ -188,7 +188,7 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
             arch: arch.name.clone(),
         });
     }
-    if s.dtype != Dtype::Tf32 {
+    if !s.dtype.has_kernels() {
         return Err(Rejection::DtypeUnsupported(s.dtype));
     }
     let opts = options(s.family);

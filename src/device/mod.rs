@@ -18,14 +18,21 @@ use std::sync::Arc;
 pub enum DeviceError {
     #[error("no CUDA device: {0}")]
     NoDevice(String),
+    /// (The driver's error is printed in the message, so it is not also a `source`.)
     #[error("CUDA driver call failed: {0}")]
-    Driver(#[from] DriverError),
+    Driver(DriverError),
     #[error(transparent)]
     Nvrtc(#[from] nvrtc::NvrtcError),
     #[error("cuBLAS call failed: {0}")]
     Cublas(String),
     #[error("{0}")]
     Other(String),
+}
+
+impl From<DriverError> for DeviceError {
+    fn from(e: DriverError) -> Self {
+        DeviceError::Driver(e)
+    }
 }
 
 /// What the device reports about itself.

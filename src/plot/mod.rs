@@ -42,10 +42,11 @@ pub enum PlotError {
          every candidate fail to compile or run?"
     )]
     NothingMeasured,
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Io {
         path: String,
-        source: std::io::Error,
+        /// Printed in the message, so not a `source` (anyhow would print it twice).
+        cause: std::io::Error,
     },
     #[error("the embedded plot font could not be loaded")]
     Font,
@@ -64,9 +65,9 @@ impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotE
 /// [`crate::outputs::render_all`] refuses such a report before calling this.
 pub fn render_pictures(report: &RunReport, out_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     font::register()?;
-    std::fs::create_dir_all(out_dir).map_err(|source| PlotError::Io {
+    std::fs::create_dir_all(out_dir).map_err(|cause| PlotError::Io {
         path: out_dir.display().to_string(),
-        source,
+        cause,
     })?;
     let mut written = Vec::new();
     written.extend(parity::render(report, out_dir)?);

@@ -1,15 +1,23 @@
 //! The run report on disk: `report.json` (everything) and `report.csv` (one row per
-//! candidate, CUTLASS-profiler-like columns), both written atomically after every shape.
+//! candidate, CUTLASS-profiler-like columns), staged together into one
+//! [`Commit`](crate::durable::Commit) after every shape, so the two always agree.
 
+use crate::durable::Commit;
 use crate::report::{REPORT_CSV, REPORT_JSON, RunReport, Status};
-use anyhow::Context;
 use std::path::Path;
 
-/// Writes report.json and report.csv atomically.
-pub fn write_report(dir: &Path, report: &RunReport) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+/// Stages report.json and report.csv of `dir` into `commit` (the caller holds the run
+/// directory's lock and commits).
+pub fn stage_report(commit: &mut Commit, dir: &Path, report: &RunReport) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(report)?;
-    crate::util::write_atomically(&dir.join(REPORT_JSON), json.as_bytes())?;
+    let csv = report_csv(report)?;
+    commit.stage(&dir.join(REPORT_JSON), json.as_bytes(), None)?;
+    commit.stage(&dir.join(REPORT_CSV), &csv, None)?;
+    Ok(())
+}
+
+/// The report as CSV, one row per candidate.
+pub fn report_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(vec![]);
     w.write_record([
         "Problem",
@@ -79,7 +87,5 @@ pub fn write_report(dir: &Path, report: &RunReport) -> anyhow::Result<()> {
             ])?;
         }
     }
-    let bytes = w.into_inner()?;
-    crate::util::write_atomically(&dir.join(REPORT_CSV), &bytes)?;
-    Ok(())
+    Ok(w.into_inner()?)
 }

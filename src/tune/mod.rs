@@ -3,10 +3,12 @@
 //!
 //! Per problem the run reads top to bottom as [`picks`] (what to time) → [`supervisor`]
 //! (worker processes under a watchdog; [`worker`] is their side, [`protocol`] the wire) →
-//! [`record`] (profile entries, provenance and the one write path; [`export`] writes the
-//! report files).
+//! [`record`] (profile entries, provenance, the rules for files already there and the one
+//! locked, journaled write path; [`export`] renders the report files). [`launch`] is the
+//! hidden `forge launch`: one schedule, one shape, one process (for compute-sanitizer).
 
 pub mod export;
+pub mod launch;
 pub mod picks;
 mod progress;
 pub mod protocol;
@@ -107,13 +109,42 @@ fn open_device(opts: &TuneOptions) -> anyhow::Result<Option<DeviceInfo>> {
     Ok(Some(info))
 }
 
+/// The profile a run writes: `--profile`, else `profiles/<arch>-<name>.toml`.
+fn profile_path(opts: &TuneOptions, name: &str) -> PathBuf {
+    opts.profile
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("profiles/{}-{name}.toml", opts.arch.name)))
+}
+
+/// The run directory: `--run-dir`, else `reports/<kind>-<arch>[-<device>]-<date>`.
+fn run_dir_path(opts: &TuneOptions, kind: &str, device: Option<&str>) -> PathBuf {
+    opts.run_dir.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "reports/{kind}-{}{}-{}",
+            opts.arch.name,
+            device.map(|d| format!("-{d}")).unwrap_or_default(),
+            chrono::Utc::now().format("%Y%m%d")
+        ))
+    })
+}
+
 fn tune_model_only(opts: &TuneOptions, model: &CostModel) -> anyhow::Result<TuneOutcome> {
     let arch = &opts.arch;
-    let mut entries = Vec::new();
-    let mut report = RunReport {
-        provenance: record::provenance(opts, None, ""),
-        shapes: vec![],
+    let target = record::Target {
+        arch: arch.name.clone(),
+        contract: opts.contract,
+        measured: false,
+        force: opts.force,
     };
+    let (files, _) = record::RunFiles::open(
+        opts,
+        target,
+        run_dir_path(opts, "model", None),
+        profile_path(opts, "model"),
+    )?;
+    let mut entries = Vec::new();
+    let provenance = record::provenance(opts, None, "");
+    let mut shapes = vec![];
     for problem in &opts.problems {
         let shape = problem.shape;
         let ranked = model.rank(arch, problem.dtype, problem.layout, &shape);
@@ -138,25 +169,19 @@ fn tune_model_only(opts: &TuneOptions, model: &CostModel) -> anyhow::Result<Tune
             .enumerate()
             .map(|(i, r)| picks::candidate(i, r, Status::Predicted))
             .collect();
-        report.shapes.push(shape_report);
+        shapes.push(shape_report);
         eprintln!(
             "{shape}: predicted best {} ({:.1} µs, {:.0} TFLOP/s)",
             best.schedule, best.prediction.time_us, best.prediction.tflops
         );
     }
-    let profile_path = opts
-        .profile
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("profiles/{}-model.toml", arch.name)));
-    let run_dir = opts.run_dir.clone().unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "reports/model-{}-{}",
-            arch.name,
-            chrono::Utc::now().format("%Y%m%d")
-        ))
-    });
     let meta = record::metadata(opts, None);
-    record::finish(opts, run_dir, profile_path, meta, report, entries)
+    let report = files.finish(opts, &provenance, &shapes, meta, |_| entries)?;
+    Ok(TuneOutcome {
+        profile_path: files.profile,
+        run_dir: files.run_dir,
+        report,
+    })
 }
 
 fn tune_measured(
@@ -165,50 +190,56 @@ fn tune_measured(
     model: &CostModel,
 ) -> anyhow::Result<TuneOutcome> {
     let arch = info.arch()?;
-    let cache = KernelCache::new(&opts.cache_dir)?;
     let device_slug = record::slug(&info.name);
-    let run_dir = opts.run_dir.clone().unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "reports/tune-{}-{device_slug}-{}",
-            arch.name,
-            chrono::Utc::now().format("%Y%m%d")
-        ))
-    });
-    let mut report = RunReport::load(&run_dir).unwrap_or_default();
-    let cublas_version = report.provenance.cublas_version.clone();
-    report.provenance = record::provenance(opts, Some(info), &cublas_version);
+    let target = record::Target {
+        arch: arch.name.clone(),
+        contract: opts.contract,
+        measured: true,
+        force: opts.force,
+    };
+    let (files, on_disk) = record::RunFiles::open(
+        opts,
+        target,
+        run_dir_path(opts, "tune", Some(&device_slug)),
+        profile_path(opts, &device_slug),
+    )?;
+    let cache = KernelCache::new(&opts.cache_dir)?;
+    let on_disk = on_disk.unwrap_or_default();
+    let mut provenance = record::provenance(opts, Some(info), &on_disk.provenance.cublas_version);
+    let mut mine: Vec<ShapeReport> = vec![];
     for problem in &opts.problems {
-        let existing = report.shapes.iter().position(|s| s.problem == *problem);
-        if let (Some(i), false) = (existing, opts.force)
-            && report.shapes[i].cublas.is_some()
-        {
+        let done = on_disk
+            .shapes
+            .iter()
+            .any(|s| s.problem == *problem && s.cublas.is_some());
+        if done && !opts.force {
             eprintln!(
                 "{}: already measured in {} (--force re-measures)",
                 problem.shape,
-                run_dir.display()
+                files.run_dir.display()
             );
             continue;
         }
         let (shape_report, cublas_version) = measure(opts, &arch, &cache, model, problem)?;
         record::print_shape(&shape_report);
-        match existing {
-            Some(i) => report.shapes[i] = shape_report,
-            None => report.shapes.push(shape_report),
-        }
-        report.provenance.cublas_version = cublas_version;
-        export::write_report(&run_dir, &report)?;
+        mine.retain(|s| s.problem != *problem);
+        mine.push(shape_report);
+        provenance.cublas_version = cublas_version;
+        files.save_report(&provenance, &mine)?;
     }
-    let entries = report
-        .shapes
-        .iter()
-        .filter_map(record::measured_entry)
-        .collect();
-    let profile_path = opts
-        .profile
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("profiles/{}-{device_slug}.toml", arch.name)));
     let meta = record::metadata(opts, Some(info));
-    record::finish(opts, run_dir, profile_path, meta, report, entries)
+    let report = files.finish(opts, &provenance, &mine, meta, |report| {
+        report
+            .shapes
+            .iter()
+            .filter_map(record::measured_entry)
+            .collect()
+    })?;
+    Ok(TuneOutcome {
+        profile_path: files.profile,
+        run_dir: files.run_dir,
+        report,
+    })
 }
 
 /// Screens one problem's picks, then meets the fastest gate-passing ones with cuBLAS head to
