@@ -4,7 +4,7 @@
 # round-to-nearest with each wgmma rounding form (producer, consumer, tma), forms in turn,
 # REPEATS times. Every job first checks the canonical output against the CPU bit model and the
 # schedule's output against the canonical's bits (a form that changes bits fails its job).
-# Usage on the GPU machine: REPEATS=2 bash tests/device/contract_ab.sh SCHEDULE@MxNxK ...
+# Usage on the GPU machine: REPEATS=2 [FORMS="trunc tma"] bash tests/device/contract_ab.sh SCHEDULE@MxNxK ...
 set -uo pipefail
 source "$(dirname "$0")/worker_job.sh"
 OUT=${OUT:-$PWD/gpu-out}
@@ -35,7 +35,7 @@ for line in sys.stdin:
 for r in $(seq 1 "${REPEATS:-2}"); do
   for spec in "$@"; do
     s=${spec%@*}; IFS=x read -r M N K <<< "${spec#*@}"
-    for form in trunc producer consumer tma; do
+    for form in ${FORMS:-trunc producer consumer tma}; do
       if [ "$form" = trunc ]; then contract=tf32-trunc-k8-inorder; defines=""
       else contract=tf32-rne-k8-inorder; defines="FORGE_ROUND_IN=$form"; fi
       write_job /tmp/ab-job.json "$M" "$N" "$K" "$s" "${MAX_SECONDS:-0.5}" "$contract"
