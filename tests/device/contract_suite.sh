@@ -21,9 +21,9 @@ fi
 for spec in "wgmma_tf32_64x64x32_s4_wg1_swz1_np_c1_k1 96x80x100 tf32-rne-k8-inorder" \
             "wgmma_tf32_64x64x32_s4_wg1_swz1_np_c1_k1 96x80x100 tf32-trunc-k8-inorder" \
             "mma_sync_tf32_64x64x16_s3_w4_swz2c_pers_c1_k1 64x48x37 tf32-rne-k8-inorder"; do
-  set -- $spec
-  $B launch --schedule "$1" --shape "$2" --contract "$3" --seed 7 \
-    --golden "$W/fixtures/h200_$3_$2.c.f32" 2>&1 | tee -a "$W/fixtures.txt"
+  read -r schedule shape contract <<< "$spec"
+  $B launch --schedule "$schedule" --shape "$shape" --contract "$contract" --seed 7 \
+    --golden "$W/fixtures/h200_${contract}_$shape.c.f32" 2>&1 | tee -a "$W/fixtures.txt"
 done
 SHAPES=D512,D768,D1024,D1536,D2048,D3072,D4096,D6144,D8192
 for m in 128 4096; do
