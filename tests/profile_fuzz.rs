@@ -39,7 +39,7 @@ impl Rng {
 fn shipped() -> String {
     std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/profiles/sm_90a-h200.toml"
+        "/tests/fixtures/profile_h200_trunc_17.toml"
     ))
     .unwrap()
 }

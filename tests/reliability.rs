@@ -40,7 +40,7 @@ fn no_gpu_here() -> bool {
 fn shipped() -> Vec<u8> {
     std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/profiles/sm_90a-h200.toml"
+        "/tests/fixtures/profile_h200_trunc_17.toml"
     ))
     .unwrap()
 }

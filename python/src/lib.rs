@@ -59,8 +59,8 @@ fn failure_to_py(f: Failure) -> PyErr {
 
 fn profile_to_py(e: profile::ProfileError) -> PyErr {
     match &e {
-        profile::ProfileError::Read { source, .. }
-            if source.kind() == std::io::ErrorKind::NotFound =>
+        profile::ProfileError::Read { cause, .. }
+            if cause.kind() == std::io::ErrorKind::NotFound =>
         {
             PyFileNotFoundError::new_err(e.to_string())
         }
