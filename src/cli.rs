@@ -22,17 +22,30 @@ use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-/// A command-line value parsed by its type's `FromStr`, whose error names the problem (one
-/// `error:` line, exit code 1), with the valid values listed in `--help` where they are few.
+/// A command-line value parsed by its type's `FromStr` and then checked: an error is one
+/// `error:` line naming the option and the value (at most [`MAX_QUOTED`] characters of it), and
+/// `--help` lists the valid values where they are few.
 #[derive(Clone)]
 struct Typed<T> {
     values: fn() -> Vec<&'static str>,
+    check: fn(&T) -> Result<(), &'static str>,
     _type: PhantomData<fn() -> T>,
 }
 
+/// Any value its `FromStr` accepts; `values` for `--help`.
 fn typed<T>(values: fn() -> Vec<&'static str>) -> Typed<T> {
     Typed {
         values,
+        check: |_| Ok(()),
+        _type: PhantomData,
+    }
+}
+
+/// A parsed value that must also pass `check` (open-ended values such as counts).
+fn checked<T>(check: fn(&T) -> Result<(), &'static str>) -> Typed<T> {
+    Typed {
+        values: open_ended,
+        check,
         _type: PhantomData,
     }
 }
@@ -42,50 +55,6 @@ fn open_ended() -> Vec<&'static str> {
 }
 
 impl<T> TypedValueParser for Typed<T>
-where
-    T: FromStr + Clone + Send + Sync + 'static,
-    T::Err: std::fmt::Display,
-{
-    type Value = T;
-
-    fn parse_ref(
-        &self,
-        _cmd: &clap::Command,
-        _arg: Option<&clap::Arg>,
-        value: &OsStr,
-    ) -> Result<T, clap::Error> {
-        let text = value.to_str().ok_or_else(|| {
-            clap::Error::raw(ErrorKind::InvalidUtf8, "a value is not valid UTF-8\n")
-        })?;
-        text.parse()
-            .map_err(|e: T::Err| clap::Error::raw(ErrorKind::InvalidValue, format!("{e}\n")))
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        let values = (self.values)();
-        (!values.is_empty()).then(|| {
-            Box::new(values.into_iter().map(PossibleValue::new))
-                as Box<dyn Iterator<Item = PossibleValue>>
-        })
-    }
-}
-
-/// A command-line value parsed by its type's `FromStr` and then checked; the error is one
-/// `error:` line naming the option and the value (at most [`MAX_QUOTED`] characters of it).
-#[derive(Clone)]
-struct Checked<T> {
-    check: fn(&T) -> Result<(), &'static str>,
-    _type: PhantomData<fn() -> T>,
-}
-
-fn checked<T>(check: fn(&T) -> Result<(), &'static str>) -> Checked<T> {
-    Checked {
-        check,
-        _type: PhantomData,
-    }
-}
-
-impl<T> TypedValueParser for Checked<T>
 where
     T: FromStr + Clone + Send + Sync + 'static,
     T::Err: std::fmt::Display,
@@ -115,9 +84,17 @@ where
         (self.check)(&v).map_err(|why| raw(why.into()))?;
         Ok(v)
     }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        let values = (self.values)();
+        (!values.is_empty()).then(|| {
+            Box::new(values.into_iter().map(PossibleValue::new))
+                as Box<dyn Iterator<Item = PossibleValue>>
+        })
+    }
 }
 
-fn count_parser() -> Checked<usize> {
+fn count_parser() -> Typed<usize> {
     checked(|&n| {
         if n >= 1 {
             Ok(())
@@ -126,7 +103,7 @@ fn count_parser() -> Checked<usize> {
         }
     })
 }
-fn watchdog_parser() -> Checked<u64> {
+fn watchdog_parser() -> Typed<u64> {
     checked(|&s| {
         if s >= 1 {
             Ok(())
@@ -135,7 +112,7 @@ fn watchdog_parser() -> Checked<u64> {
         }
     })
 }
-fn seconds_parser() -> Checked<f64> {
+fn seconds_parser() -> Typed<f64> {
     checked(|&s| {
         if s.is_finite() && s > 0.0 {
             Ok(())

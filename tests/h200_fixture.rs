@@ -47,8 +47,8 @@ fn verify(contract: &str, shape: (u64, u64, u64), checked_as: &str) -> (bool, St
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    let text = String::from_utf8_lossy(&o.stdout).into_owned()
-        + &String::from_utf8_lossy(&o.stderr);
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
     (o.status.success(), text)
 }
 

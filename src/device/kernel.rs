@@ -207,29 +207,17 @@ impl LoadedVariant {
         ];
         // Clustered kernels declare `__cluster_dims__` at compile time (a launch attribute
         // would conflict with it); the grid is a whole number of clusters.
-        let config = sys::CUlaunchConfig {
-            gridDimX: p.grid,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: self.threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: self.smem,
-            hStream: stream,
-            attrs: std::ptr::null_mut(),
-            numAttrs: 0,
-        };
-        // Raw: the hot path of every dispatched GEMM; cudarc's launch builder allocates its
-        // argument list per launch, and a tensor map is a 128-byte by-value parameter.
+        // Safety: `args` match `forge_gemm` (kernels/ABI.md); the caller vouches for `stream`.
         unsafe {
-            sys::cuLaunchKernelEx(
-                &config,
-                self.gemm.cu_function(),
-                args.as_mut_ptr(),
-                std::ptr::null_mut(),
+            launch_1d(
+                &self.gemm,
+                p.grid,
+                self.threads,
+                self.smem,
+                stream,
+                &mut args,
             )
-        }
-        .result()?;
+        }?;
         if p.params.splits > 1 {
             // Safety: the caller's guarantees on `stream` carry over.
             unsafe { self.launch_reduce(stream, workspace, c, p) }?;
@@ -257,29 +245,49 @@ impl LoadedVariant {
             &mut mn as *mut i32 as *mut c_void,
             &mut splits as *mut i32 as *mut c_void,
         ];
-        let config = sys::CUlaunchConfig {
-            gridDimX: blocks,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: REDUCE_THREADS,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: 0,
-            hStream: stream,
-            attrs: std::ptr::null_mut(),
-            numAttrs: 0,
-        };
-        unsafe {
-            sys::cuLaunchKernelEx(
-                &config,
-                self.reduce.cu_function(),
-                args.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()?;
+        // Safety: `args` match the reduction's signature; the caller vouches for `stream`.
+        unsafe { launch_1d(&self.reduce, blocks, REDUCE_THREADS, 0, stream, &mut args) }?;
         Ok(())
     }
+}
+
+/// Launches `func` on a 1-D grid. Raw (`cuLaunchKernelEx`): the hot path of every dispatched
+/// GEMM, where cudarc's launch builder would allocate its argument list per launch, and a
+/// tensor map is a 128-byte by-value parameter.
+///
+/// # Safety
+/// `args` must point at values matching `func`'s parameters, alive for the call, and
+/// `stream` must be a live stream (or null) of `func`'s context.
+unsafe fn launch_1d(
+    func: &CudaFunction,
+    grid: u32,
+    block: u32,
+    smem: u32,
+    stream: sys::CUstream,
+    args: &mut [*mut c_void],
+) -> Result<(), DeviceError> {
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: block,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: smem,
+        hStream: stream,
+        attrs: std::ptr::null_mut(),
+        numAttrs: 0,
+    };
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            func.cu_function(),
+            args.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()?;
+    Ok(())
 }
 
 /// Encodes a 2-D f32 row-major tensor (`rows` × `cols`, K-major) for TMA with a box of
