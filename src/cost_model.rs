@@ -2,6 +2,11 @@
 //! schedule space. Pure (no device code); every constant lives in `cost_model/model.toml` and
 //! every formula is documented in `cost_model/README.md`.
 //!
+//! Why one file of ~800 lines (plus tests): the terms (compute, shared memory, L2, DRAM, tail
+//! wave, latency, epilogue, persistence, multicast, split-K) share the per-batch intermediate
+//! quantities computed once in `predict`; split across files they would pass a dozen values
+//! around. The calibration issue will move the fitted constants, not the structure.
+//!
 //! The model works per *batch*: the set of CTAs that are resident together (a full wave of
 //! `SMs × CTAs/SM`, or the tail). A batch's main loop is bound by the slowest of tensor-core
 //! compute, shared-memory, L2 and DRAM traffic (plus a small non-overlap loss), or by pipeline

@@ -2,6 +2,10 @@
 //! that won it, with the numbers that justify the choice. Written by `forge tune`, loaded by
 //! the training step (through [`crate::dispatch`]) to pick a kernel per shape.
 //!
+//! Why one file of ~730 lines (plus tests): the format's types, every validation rule with its
+//! error (one line naming file and entry) and the selection rule are one contract with the
+//! files on disk; the rules are listed below and tested together (`tests/profile_fuzz.rs`).
+//!
 //! # Selection rule for shapes not in the table
 //! 1. An entry with the same (dtype, layout, M, N, K): its schedule (`Exact`).
 //! 2. Otherwise the tuned entry of the same dtype and layout nearest in log space,
