@@ -43,6 +43,7 @@ pub fn summary_markdown(report: &RunReport) -> String {
     }
     parity(&mut md, report);
     gate(&mut md, report);
+    numerics(&mut md, report);
     model(&mut md, report);
     determinism(&mut md, report);
     provenance(&mut md, report);
@@ -180,6 +181,65 @@ fn gate(md: &mut String, report: &RunReport) {
     } else {
         md.push('\n');
     }
+}
+
+/// Accuracy beside cuBLAS, bits against cuBLAS's, and the bit model's check of the canonical
+/// output, per measured shape.
+fn numerics(md: &mut String, report: &RunReport) {
+    let rows: Vec<_> = report
+        .shapes
+        .iter()
+        .filter(|s| s.cublas_accuracy.is_some() || s.bitmodel.is_some())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let contract = &report.provenance.numerical_contract;
+    let _ = writeln!(
+        md,
+        "## Numerics
+"
+    );
+    let _ = writeln!(
+        md,
+        "Contract {}. rel_rms against the FP64 reference on the reference check's samples; \
+         *bits = cuBLAS*: elements of the whole output bit-identical to cuBLAS's on the same \
+         inputs (below 100% where cuBLAS runs another algorithm); *bit model*: sampled \
+         elements of the canonical output equal to the CPU model of the tensor cores.\n",
+        if contract.is_empty() { NONE } else { contract }
+    );
+    let _ = writeln!(
+        md,
+        "| shape | own rel_rms | cuBLAS rel_rms | bits = cuBLAS | bit model |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|");
+    for s in rows {
+        let own = s
+            .reference
+            .as_ref()
+            .map_or(NONE.to_string(), |r| format!("{:.2e}", r.rel_rms));
+        let (cublas, bits) =
+            s.cublas_accuracy
+                .as_ref()
+                .map_or((NONE.to_string(), NONE.to_string()), |a| {
+                    let shape = s.problem.shape;
+                    let elements = shape.m as u64 * shape.n as u64;
+                    (
+                        format!("{:.2e}", a.reference.rel_rms),
+                        format!("{:.4}%", 100.0 * a.identical_fraction(elements)),
+                    )
+                });
+        let model = s
+            .bitmodel
+            .as_ref()
+            .map_or(NONE.to_string(), |b| format!("{}/{}", b.equal, b.samples));
+        let _ = writeln!(
+            md,
+            "| {} | {own} | {cublas} | {bits} | {model} |",
+            s.problem.shape
+        );
+    }
+    let _ = writeln!(md);
 }
 
 fn model(md: &mut String, report: &RunReport) {
