@@ -184,7 +184,10 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     emit(&Event::Reference {
         check: check_reference(job, &golden),
     });
-    if let Some(check) = check_bitmodel(&gpu, job, &inputs, &golden)? {
+    // Once per shape: the screen's worker (head-to-heads re-gate against the same golden).
+    if job.head_to_head.is_none()
+        && let Some(check) = check_bitmodel(&gpu, job, &inputs, &golden)?
+    {
         emit(&Event::BitModel { check });
     }
 
