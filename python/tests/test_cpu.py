@@ -11,6 +11,8 @@ import forge
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "profiles" / "sm_90a-h200.toml"
+# The 17-entry H200 profile of 2026-12-02 (TMA schedules only), frozen for the rule tests.
+FROZEN = ROOT / "tests" / "fixtures" / "profile_h200_trunc_17.toml"
 D2048_SCHEDULE = "wgmma_tf32_128x256x32_s4_wg2_swz16_np_c1_k1"
 
 
@@ -71,17 +73,17 @@ def test_rank_errors_carry_forge_messages():
         forge.rank("sm_90a", "D2048", layout="xx")
 
 
-def test_select_on_the_shipped_profile():
-    assert forge.select(str(SHIPPED), "D2048") == (D2048_SCHEDULE, "exact")
-    assert forge.select(SHIPPED, (2048, 2048, 2048)) == (D2048_SCHEDULE, "exact")
+def test_select_on_the_frozen_profile():
+    assert forge.select(str(FROZEN), "D2048") == (D2048_SCHEDULE, "exact")
+    assert forge.select(FROZEN, (2048, 2048, 2048)) == (D2048_SCHEDULE, "exact")
     # Near 2048^3: the nearest tuned shape's schedule.
-    assert forge.select(SHIPPED, "2000x2048x2048") == (D2048_SCHEDULE, "nearest")
+    assert forge.select(FROZEN, "2000x2048x2048") == (D2048_SCHEDULE, "nearest")
     # K % 4 != 0: no TMA schedule can run it, so the canonical one.
     canonical = "mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1"
-    assert forge.select(SHIPPED, "1000x1000x999") == (canonical, "canonical")
+    assert forge.select(FROZEN, "1000x1000x999") == (canonical, "canonical")
     # The profile has no NN entries.
-    assert forge.select(SHIPPED, "D2048", layout="nn") == (canonical, "canonical")
-    assert forge.select(SHIPPED, "D2048", layout="TN")[1] == "exact"
+    assert forge.select(FROZEN, "D2048", layout="nn") == (canonical, "canonical")
+    assert forge.select(FROZEN, "D2048", layout="TN")[1] == "exact"
 
 
 def test_select_matches_the_profile_for_every_tuned_shape():
@@ -109,7 +111,7 @@ def test_select_errors():
 def test_an_invalid_profile_is_a_profile_error(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[meta\nschema_version = 1\n")
-    with pytest.raises(forge.ProfileError, match=r"is not valid TOML") as e:
+    with pytest.raises(forge.ProfileError, match=r"is not a valid profile") as e:
         forge.select(bad, "D2048")
     assert isinstance(e.value, ValueError)
     other = tmp_path / "v2.toml"
