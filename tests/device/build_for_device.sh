@@ -5,11 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release
-bin=$(cargo test --release --no-run --test gpu --message-format=json 2>/dev/null |
-  python3 -c 'import json,sys
-for l in sys.stdin:
-    m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "gpu":
-        print(m["executable"])')
+source tests/device/test_binary.sh
+bin=$(test_binary gpu)
 cp "$bin" target/release/gpu_tests
 ls -la target/release/forge target/release/gpu_tests

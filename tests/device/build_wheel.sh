@@ -21,12 +21,8 @@ rm -f target/wheels/forge_gemm-*.whl
 if [ "${WHEEL_ONLY:-0}" != 1 ]; then
   # The C-ABI tests (tests/capi.rs): a GEMM through forge_gemm on the device, and the C smoke
   # test where the device machine has gcc.
-  bin=$(cargo test --release --no-run --test capi --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
-for l in sys.stdin:
-    m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "capi":
-        print(m["executable"])')
+  source tests/device/test_binary.sh
+  bin=$(test_binary capi)
   cp "$bin" target/release/capi_tests
   cp "$(dirname "$bin")/libforge.so" target/release/libforge.so
   ls -la target/release/capi_tests target/release/libforge.so
