@@ -8,6 +8,8 @@ use crate::problem::Problem;
 use crate::profile::{Profile, Rule};
 use crate::schedule::{Dtype, Layout, Schedule};
 use crate::shape::{Shape, ShapeList};
+use crate::tune::gpus::GpuSet;
+use crate::tune::shard::Shard;
 use crate::tune::{self, TuneOptions};
 use crate::util::{MAX_QUOTED, clip};
 use anyhow::{Context, bail};
@@ -117,6 +119,30 @@ pub enum Cmd {
         /// Skip plots and summary.
         #[arg(long)]
         no_plots: bool,
+        /// The GPUs to measure on: `all`, or ordinals such as 0,1,2 (one model only). Problems
+        /// are handed to whichever GPU is free; the results go into one profile.
+        #[arg(long, default_value = "0", value_parser = gpus_parser())]
+        gpus: GpuSet,
+        /// Tune only shard i of n (counted from 0) of the shapes: the split depends on the set
+        /// of shapes alone, so every host of a job array given the same --shapes gets its own
+        /// share; put the shards' profiles together with `forge merge`.
+        #[arg(long, value_name = "I/N", value_parser = shard_parser())]
+        shard: Option<Shard>,
+    },
+    /// Merge profiles (e.g. of `tune --shard` runs on several hosts) into one: same
+    /// architecture, numerical contract and device only; a problem tuned differently in two
+    /// inputs is refused. Written with the tune's rules, validation and locks.
+    Merge {
+        /// The profiles to merge.
+        #[arg(required = true, num_args = 1..)]
+        inputs: Vec<PathBuf>,
+        /// The profile to write (merged into it if it exists, as a tune would).
+        #[arg(long)]
+        out: PathBuf,
+        /// Replace an --out profile of another architecture or contract, or one that does not
+        /// load. Never overwrites a file that is not a forge profile.
+        #[arg(long)]
+        force: bool,
     },
     /// Show which schedule a profile picks for a shape, and why.
     Select {
@@ -244,14 +270,34 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             cache: cache_dir,
             max_seconds,
             no_plots,
+            gpus,
+            shard,
         } => {
             let dtype = problems.dtype;
             if !dtype.has_kernels() {
                 bail!("no {dtype} kernel is implemented (only tf32 has kernels): nothing to tune");
             }
+            let mut selected = problems.problems();
+            if let Some(shard) = shard {
+                selected = shard.select(&selected);
+                let shown: Vec<String> = selected.iter().map(|p| p.shape.to_string()).collect();
+                eprintln!(
+                    "shard {shard}: {} of the {} shapes: {}",
+                    selected.len(),
+                    problems.shapes.0.len(),
+                    if shown.is_empty() {
+                        "none".to_string()
+                    } else {
+                        shown.join(",")
+                    }
+                );
+                if selected.is_empty() {
+                    return Ok(());
+                }
+            }
             let opts = TuneOptions {
                 arch,
-                problems: problems.problems(),
+                problems: selected,
                 contract,
                 top,
                 exhaustive,
@@ -268,10 +314,23 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 },
                 plots: !no_plots,
                 command: std::env::args().collect::<Vec<_>>().join(" "),
+                gpus,
+                device: 0,
             };
             let start = std::time::Instant::now();
             tune::tune(&opts)?;
             eprintln!("tune took {:.1} s", start.elapsed().as_secs_f64());
+            Ok(())
+        }
+        Cmd::Merge { inputs, out, force } => {
+            let merged = crate::merge::merge_profiles(&inputs, &out, force)?;
+            eprintln!(
+                "wrote {} ({} entries, {} measured, from {} profiles)",
+                out.display(),
+                merged.entries.len(),
+                merged.entries.iter().filter(|e| e.is_measured()).count(),
+                inputs.len()
+            );
             Ok(())
         }
         Cmd::Select {

@@ -5,6 +5,8 @@ use crate::arch::Arch;
 use crate::contract::{Contract, Rounding};
 use crate::schedule::{Dtype, Layout};
 use crate::shape::{Shape, ShapeList};
+use crate::tune::gpus::GpuSet;
+use crate::tune::shard::Shard;
 use crate::util::{MAX_QUOTED, clip};
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
@@ -128,6 +130,12 @@ pub(super) fn contract_parser() -> Typed<Contract> {
             .map(|&r| Contract::new(r).name())
             .collect()
     })
+}
+pub(super) fn gpus_parser() -> Typed<GpuSet> {
+    typed(open_ended)
+}
+pub(super) fn shard_parser() -> Typed<Shard> {
+    typed(open_ended)
 }
 pub(super) fn shapes_parser() -> Typed<ShapeList> {
     typed(open_ended)

@@ -78,6 +78,18 @@ pub fn driver_available() -> bool {
     std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false)
 }
 
+/// How many devices the driver sees (an error says why it sees none).
+pub fn device_count() -> Result<usize, DeviceError> {
+    if !driver_available() {
+        return Err(DeviceError::NoDevice(
+            "libcuda.so could not be loaded (no NVIDIA driver on this machine)".into(),
+        ));
+    }
+    CudaContext::device_count()
+        .map(|n| n.max(0) as usize)
+        .map_err(|e| DeviceError::NoDevice(format!("the driver reports: {e}")))
+}
+
 /// An open device: context, one stream, and its description.
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
@@ -88,14 +100,8 @@ pub struct Gpu {
 impl Gpu {
     /// Opens device `ordinal`, or says why there is none.
     pub fn open(ordinal: usize) -> Result<Gpu, DeviceError> {
-        if !driver_available() {
-            return Err(DeviceError::NoDevice(
-                "libcuda.so could not be loaded (no NVIDIA driver on this machine)".into(),
-            ));
-        }
-        let count = CudaContext::device_count()
-            .map_err(|e| DeviceError::NoDevice(format!("the driver reports: {e}")))?;
-        if count <= ordinal as i32 {
+        let count = device_count()?;
+        if count <= ordinal {
             return Err(DeviceError::NoDevice(format!(
                 "the driver sees {count} device(s)"
             )));

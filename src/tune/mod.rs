@@ -8,11 +8,13 @@
 //! hidden `forge launch`: one schedule, one shape, one process (for compute-sanitizer).
 
 pub mod export;
+pub mod gpus;
 pub mod launch;
 pub mod picks;
 mod progress;
 pub mod protocol;
 pub mod record;
+pub mod shard;
 pub mod supervisor;
 pub mod worker;
 
@@ -29,7 +31,11 @@ use crate::profile::Entry;
 use crate::report::{RunReport, ShapeReport, Status};
 use crate::schedule::{Dtype, Schedule};
 use anyhow::{Context, bail};
+use gpus::GpuSet;
+use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, mpsc};
 
 /// Screen winners re-timed head to head against cuBLAS before one is chosen.
 pub const FINALISTS: usize = 3;
@@ -57,6 +63,10 @@ pub struct TuneOptions {
     pub timing: TimingConfig,
     pub plots: bool,
     pub command: String,
+    /// The GPUs a measured run spreads its problems over (`--gpus`).
+    pub gpus: GpuSet,
+    /// The GPU whose workers measure: set per problem by the run (one of `gpus`).
+    pub device: usize,
 }
 
 impl TuneOptions {
@@ -78,25 +88,44 @@ pub struct TuneOutcome {
 /// cost-model-only profile.
 pub fn tune(opts: &TuneOptions) -> anyhow::Result<TuneOutcome> {
     let model = CostModel::shipped();
-    match open_device(opts)? {
-        Some(info) => tune_measured(opts, &info, &model),
+    match open_devices(opts)? {
+        Some(devices) => tune_measured(opts, &devices, &model),
         None => tune_model_only(opts, &model),
     }
 }
 
-fn open_device(opts: &TuneOptions) -> anyhow::Result<Option<DeviceInfo>> {
-    let info = match Gpu::open(0) {
-        Ok(gpu) => gpu.info.clone(),
-        Err(e) if opts.require_gpu => bail!("--require-gpu: {e}"),
-        Err(e) => {
-            eprintln!("==================================================================");
-            eprintln!(" forge tune: {e}.");
-            eprintln!(" Writing a COST-MODEL-ONLY profile (measured = false): the choices");
-            eprintln!(" are predictions, not measurements. Run on a GPU to measure them.");
-            eprintln!("==================================================================");
-            return Ok(None);
+/// The GPUs of `--gpus` (all one model, of `--arch`), or None for a cost-model-only run when
+/// the machine has no GPU at all.
+fn open_devices(opts: &TuneOptions) -> anyhow::Result<Option<Vec<(usize, DeviceInfo)>>> {
+    if let Err(e) = Gpu::open(0) {
+        if opts.require_gpu {
+            bail!("--require-gpu: {e}");
         }
-    };
+        eprintln!("==================================================================");
+        eprintln!(" forge tune: {e}.");
+        eprintln!(" Writing a COST-MODEL-ONLY profile (measured = false): the choices");
+        eprintln!(" are predictions, not measurements. Run on a GPU to measure them.");
+        eprintln!("==================================================================");
+        return Ok(None);
+    }
+    let devices = opts
+        .gpus
+        .open()
+        .map_err(|e| anyhow::anyhow!("--gpus {}: {e}", opts.gpus))?;
+    gpus::require_one_model(&devices).map_err(|e| anyhow::anyhow!("--gpus {}: {e}", opts.gpus))?;
+    check_arch(opts, &devices[0].1)?;
+    if devices.len() > 1 {
+        eprintln!(
+            "measuring on {} GPUs ({}), each a {}",
+            devices.len(),
+            opts.gpus,
+            devices[0].1.name
+        );
+    }
+    Ok(Some(devices))
+}
+
+fn check_arch(opts: &TuneOptions, info: &DeviceInfo) -> anyhow::Result<()> {
     if info.arch != opts.arch.name {
         bail!(
             "the device is {} ({}), but --arch is {}: forge can only measure the \
@@ -106,7 +135,7 @@ fn open_device(opts: &TuneOptions) -> anyhow::Result<Option<DeviceInfo>> {
             opts.arch.name
         );
     }
-    Ok(Some(info))
+    Ok(())
 }
 
 /// The profile a run writes: `--profile`, else `profiles/<arch>-<name>.toml`.
@@ -186,9 +215,10 @@ fn tune_model_only(opts: &TuneOptions, model: &CostModel) -> anyhow::Result<Tune
 
 fn tune_measured(
     opts: &TuneOptions,
-    info: &DeviceInfo,
+    devices: &[(usize, DeviceInfo)],
     model: &CostModel,
 ) -> anyhow::Result<TuneOutcome> {
+    let info = &devices[0].1;
     let arch = info.arch()?;
     let device_slug = record::slug(&info.name);
     let target = record::Target {
@@ -206,7 +236,7 @@ fn tune_measured(
     let cache = KernelCache::new(&opts.cache_dir)?;
     let on_disk = on_disk.unwrap_or_default();
     let mut provenance = record::provenance(opts, Some(info), &on_disk.provenance.cublas_version);
-    let mut mine: Vec<ShapeReport> = vec![];
+    let mut todo = VecDeque::new();
     for problem in &opts.problems {
         let done = on_disk
             .shapes
@@ -218,14 +248,35 @@ fn tune_measured(
                 problem.shape,
                 files.run_dir.display()
             );
-            continue;
+        } else if !todo.contains(problem) {
+            todo.push_back(*problem);
         }
-        let (shape_report, cublas_version) = measure(opts, &arch, &cache, model, problem)?;
-        record::print_shape(&shape_report);
-        mine.retain(|s| s.problem != *problem);
-        mine.push(shape_report);
-        provenance.cublas_version = cublas_version;
-        files.save_report(&provenance, &mine)?;
+    }
+    let mut mine: Vec<ShapeReport> = vec![];
+    // Each measured problem is saved as it arrives, so a failure (or a kill) later loses
+    // nothing already measured.
+    let gpus: Vec<usize> = devices.iter().map(|(ordinal, _)| *ordinal).collect();
+    let on_gpu = |gpu: usize, problem: &Problem| {
+        let opts = TuneOptions {
+            device: gpu,
+            ..opts.clone()
+        };
+        measure(&opts, &arch, &cache, model, problem)
+    };
+    let failure = measure_on_gpus(&gpus, todo, on_gpu, |(report, cublas)| {
+        record::print_shape(&report);
+        mine.retain(|s| s.problem != report.problem);
+        mine.push(report);
+        provenance.cublas_version = cublas;
+        // Report order: the order of the command line, whichever GPU finished first.
+        mine.sort_by_key(|s| opts.problems.iter().position(|p| *p == s.problem));
+        files.save_report(&provenance, &mine).map(|_| ())
+    });
+    if let Some(e) = failure {
+        return Err(e.context(format!(
+            "the measured shapes are saved in {}",
+            files.run_dir.display()
+        )));
     }
     let meta = record::metadata(opts, Some(info));
     let report = files.finish(opts, &provenance, &mine, meta, |report| {
@@ -239,6 +290,47 @@ fn tune_measured(
         profile_path: files.profile,
         run_dir: files.run_dir,
         report,
+    })
+}
+
+/// Runs `measure(gpu, problem)` for the problems of `todo` on the GPUs `gpus`, one problem at
+/// a time per GPU, each GPU taking the next problem when it is free; `save` gets each result
+/// as it arrives, on the calling thread. On the first error no new problem is started, the
+/// problems in flight finish and are saved, and the error is returned.
+fn measure_on_gpus<R: Send>(
+    gpus: &[usize],
+    todo: VecDeque<Problem>,
+    measure: impl Fn(usize, &Problem) -> anyhow::Result<R> + Sync,
+    mut save: impl FnMut(R) -> anyhow::Result<()>,
+) -> Option<anyhow::Error> {
+    let queue = Mutex::new(todo);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<anyhow::Result<R>>();
+    std::thread::scope(|scope| {
+        for &gpu in gpus {
+            let (tx, queue, stop, measure) = (tx.clone(), &queue, &stop, &measure);
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(problem) = queue.lock().expect("queue lock").pop_front() else {
+                        break;
+                    };
+                    let result =
+                        measure(gpu, &problem).with_context(|| format!("{problem} on GPU {gpu}"));
+                    if tx.send(result).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut failure = None;
+        for result in rx {
+            if let Err(e) = result.and_then(&mut save) {
+                stop.store(true, Ordering::Relaxed);
+                failure.get_or_insert(e);
+            }
+        }
+        failure
     })
 }
 
@@ -326,4 +418,83 @@ fn measure(
         }
     }
     Ok((s, cublas_version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::Layout;
+    use crate::shape::Shape;
+    use std::time::Duration;
+
+    fn problems(n: u32) -> VecDeque<Problem> {
+        (1..=n)
+            .map(|d| Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(64 * d, 64, 64)))
+            .collect()
+    }
+
+    #[test]
+    fn every_problem_is_measured_once_and_the_gpus_share_them() {
+        let seen = Mutex::new(vec![]);
+        let mut saved = vec![];
+        let failure = measure_on_gpus(
+            &[0, 1, 2],
+            problems(12),
+            |gpu, p| {
+                std::thread::sleep(Duration::from_millis(5));
+                seen.lock().unwrap().push(gpu);
+                Ok((gpu, *p))
+            },
+            |r| {
+                saved.push(r);
+                Ok(())
+            },
+        );
+        assert!(failure.is_none());
+        let mut got: Vec<Problem> = saved.iter().map(|(_, p)| *p).collect();
+        got.sort();
+        assert_eq!(got, Vec::from(problems(12)));
+        let gpus = seen.into_inner().unwrap();
+        for gpu in 0..3 {
+            assert!(gpus.contains(&gpu), "GPU {gpu} got no problem: {gpus:?}");
+        }
+    }
+
+    #[test]
+    fn a_failure_stops_new_work_but_keeps_what_was_measured() {
+        let mut saved = vec![];
+        let failure = measure_on_gpus(
+            &[0],
+            problems(6),
+            |_, p| {
+                if p.shape.m == 3 * 64 {
+                    anyhow::bail!("the canonical schedule did not compile");
+                }
+                Ok(*p)
+            },
+            |p| {
+                saved.push(p);
+                Ok(())
+            },
+        )
+        .expect("the failure is returned");
+        let text = format!("{failure:#}");
+        assert!(
+            text.contains("192x64x64 on GPU 0") && text.contains("did not compile"),
+            "{text}"
+        );
+        assert_eq!(
+            saved.len(),
+            2,
+            "the two measured before the failure are saved"
+        );
+        // A failing save (a full disk) stops the run the same way.
+        let failure = measure_on_gpus(
+            &[0],
+            problems(4),
+            |_, p| Ok(*p),
+            |_| anyhow::bail!("disk full"),
+        );
+        assert!(format!("{failure:?}").contains("disk full"));
+    }
 }

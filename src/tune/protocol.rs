@@ -30,6 +30,9 @@ pub struct Job {
     /// rounds (the numbers the profile and the parity table report).
     #[serde(default, with = "schedule::by_name::opt")]
     pub head_to_head: Option<Schedule>,
+    /// The ordinal of the GPU the worker runs on.
+    #[serde(default)]
+    pub device: usize,
 }
 
 impl Job {
@@ -40,6 +43,7 @@ impl Job {
         seed: u64,
         cache_dir: &Path,
         timing: &TimingConfig,
+        device: usize,
     ) -> Job {
         Job {
             problem,
@@ -50,6 +54,7 @@ impl Job {
             cache_dir: cache_dir.display().to_string(),
             timing: timing.clone(),
             head_to_head: None,
+            device,
         }
     }
 
@@ -147,6 +152,7 @@ mod tests {
             7,
             Path::new("/c"),
             &TimingConfig::default(),
+            3,
         )
         .screen(vec![canonical], true);
         let text = serde_json::to_string(&job).unwrap();
@@ -156,5 +162,10 @@ mod tests {
         assert_eq!(back.contract, contract);
         assert_eq!(back.candidates, vec![canonical]);
         assert!(back.time_cublas && back.head_to_head.is_none());
+        assert_eq!(back.device, 3);
+        // A job file written before `device` existed runs on device 0.
+        let old = text.replace(",\"device\":3", "");
+        assert_ne!(old, text);
+        assert_eq!(serde_json::from_str::<Job>(&old).unwrap().device, 0);
     }
 }

@@ -378,6 +378,40 @@ fn merge_profile(
     (meta, merged.into_values().collect())
 }
 
+/// Writes `entries` (with `meta`) into the profile at `path` under its lock, by the rules of
+/// a tune (what is there is merged into, or refused; see the module's rules), in one
+/// journaled commit whose journal lives in the profile's directory. `forge merge`'s write path.
+pub fn write_profile(
+    path: &Path,
+    target: &Target,
+    meta: Metadata,
+    entries: Vec<Entry>,
+) -> anyhow::Result<Profile> {
+    let dir = parent_dir(path);
+    durable::check_writable(&dir, "profile directory").map_err(anyhow::Error::msg)?;
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create profile directory {}", dir.display()))?;
+    // The journal lives in the directory: its lock first (as a tune takes its run
+    // directory's), then the profile's.
+    let _dir_lock = Lock::acquire(
+        &durable::lock_path_for_dir(&dir),
+        &format!("directory {}", dir.display()),
+    )?;
+    let lock_path = durable::lock_path_for(path);
+    let _lock = Lock::acquire(&lock_path, &format!("profile {}", path.display()))?;
+    for note in durable::recover(&dir)? {
+        eprintln!("{note}");
+    }
+    let (base, note) = profile_base(path, OnDisk::inspect(path), target)?;
+    print_note(note);
+    let (meta, entries) = merge_profile(base, meta, entries);
+    let profile = Profile::new(meta, entries)?;
+    let mut commit = Commit::new(&dir);
+    commit.stage(path, profile.to_toml().as_bytes(), Some(&lock_path))?;
+    commit.commit()?;
+    Ok(profile)
+}
+
 /// The run directory and the profile of one tune, and the rules for writing them.
 pub struct RunFiles {
     pub run_dir: PathBuf,

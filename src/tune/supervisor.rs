@@ -46,8 +46,10 @@ impl Worker {
     fn start(job: &Job) -> anyhow::Result<Worker> {
         let exe = std::env::current_exe().context("locating the forge executable")?;
         let job_dir = std::env::temp_dir().join(format!(
-            "forge-jobs-{}-{}",
+            "forge-jobs-{}-gpu{}-{}-{}",
             std::process::id(),
+            job.device,
+            job.problem.layout.as_str(),
             job.problem.shape
         ));
         std::fs::create_dir_all(&job_dir)
@@ -123,6 +125,7 @@ fn job(opts: &TuneOptions, problem: &Problem) -> Job {
         opts.seed,
         &opts.cache_dir,
         &opts.timing,
+        opts.device,
     )
 }
 

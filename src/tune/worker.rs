@@ -148,7 +148,7 @@ fn check_bitmodel(
 
 /// Runs the job; returns only on success or on a recoverable error before any candidate.
 pub fn run(job: &Job) -> Result<(), DeviceError> {
-    let gpu = Gpu::open(0)?;
+    let gpu = Gpu::open(job.device)?;
     let cache = KernelCache::new(std::path::Path::new(&job.cache_dir))?;
     let util = UtilKernels::load(&gpu, &cache)?;
     let cublas = Cublas::new(&gpu)?;
