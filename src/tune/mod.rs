@@ -316,6 +316,10 @@ fn measure_on_gpus<R: Send>(
                     };
                     let result =
                         measure(gpu, &problem).with_context(|| format!("{problem} on GPU {gpu}"));
+                    // This GPU stops at once; the others at their next problem.
+                    if result.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
                     if tx.send(result).is_err() {
                         break;
                     }
