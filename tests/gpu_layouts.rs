@@ -201,3 +201,61 @@ fn a_layout_without_entries_falls_back_to_the_tn_choice() {
     assert_eq!(d.selection_for(&nt).schedule, s);
     assert!(matches!(d.selection_for(&nt).rule, Rule::Exact { .. }));
 }
+
+/// The preparation pass's bandwidth (bytes read + written per second) on operands far past
+/// the L2, beside the cost model's price for it; fails below 1 TB/s (a quarter of the ~4 TB/s
+/// the H200's DRAM sustains), which only a broken access pattern would give.
+#[test]
+fn operand_preparation_runs_near_dram_bandwidth() {
+    use forge::cost_model::CostModel;
+    use forge::device::prep::PrepKernel;
+    use forge::device::timing::{TimingConfig, time_kernel};
+    use forge::operand_prep::OperandPrep;
+    let Some(gpu) = gpu() else { return };
+    let cache = KernelCache::new(&forge::device::cache::default_dir()).unwrap();
+    let prep = PrepKernel::load(&gpu, &cache).unwrap();
+    let model = CostModel::shipped();
+    let arch = gpu.info.arch().unwrap();
+    let cfg = TimingConfig {
+        max_seconds: 0.5,
+        ..TimingConfig::default()
+    };
+    for (what, pass) in [
+        ("transpose 8192x8192", (true, 8192, 8192, 8192, 8192)),
+        ("transpose 5376x7168", (true, 5376, 7168, 5376, 7168)),
+        ("pad 8191x8191", (false, 8191, 8191, 8191, 8192)),
+    ] {
+        let (transpose, rows, k, ld_in, ld_out) = pass;
+        let p = OperandPrep {
+            transpose,
+            rows,
+            k,
+            ld_in,
+            ld_out,
+        };
+        let src = DeviceBuffer::new(&gpu.ctx, rows as usize * k as usize).unwrap();
+        // Two destinations in turn, so consecutive launches do not find their output in L2.
+        let dst: Vec<DeviceBuffer> = (0..2)
+            .map(|_| DeviceBuffer::new(&gpu.ctx, p.workspace_words() as usize).unwrap())
+            .collect();
+        let (summary, _) = time_kernel(&gpu, 2, &cfg, |s| {
+            prep.launch(&gpu.stream, &p, src.ptr(), dst[s].ptr())
+        })
+        .unwrap();
+        let gbs = p.bytes_moved() as f64 / (summary.median * 1e-6) / 1e9;
+        // The model's price of this pass: a layout (or pad) term of one operand.
+        let layout = if transpose { Layout::Nn } else { Layout::Tn };
+        let shape = Shape::new(rows, rows, k);
+        let s: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz1_pers_c1_k1"
+            .parse()
+            .unwrap();
+        let predicted = model.predict(&arch, &s, &shape, layout).terms.transpose_us
+            / if transpose { 1.0 } else { 2.0 };
+        eprintln!(
+            "operand preparation {what}: {:.1} µs for {:.1} MB, {gbs:.0} GB/s; cost model {predicted:.1} µs",
+            summary.median,
+            p.bytes_moved() as f64 / 1e6
+        );
+        assert!(gbs > 1000.0, "{what}: {gbs:.0} GB/s");
+    }
+}

@@ -85,8 +85,14 @@ impl PrepKernel {
                 )));
             }
         };
-        let grid_x = passes.iter().map(|(p, ..)| p.ld_out.div_ceil(TILE_COLS)).max();
-        let grid_y = passes.iter().map(|(p, ..)| p.rows.div_ceil(TILE_ROWS)).max();
+        let grid_x = passes
+            .iter()
+            .map(|(p, ..)| p.ld_out.div_ceil(TILE_COLS))
+            .max();
+        let grid_y = passes
+            .iter()
+            .map(|(p, ..)| p.rows.div_ceil(TILE_ROWS))
+            .max();
         let (grid_x, grid_y) = (grid_x.unwrap_or(1), grid_y.unwrap_or(1));
         if grid_y > 65535 {
             return Err(DeviceError::Other(format!(
@@ -181,8 +187,18 @@ impl PreparedOperands {
         a: u64,
         b: u64,
     ) -> Result<(), DeviceError> {
-        let pa = self.plan.a.as_ref().zip(self.a.as_ref()).map(|(p, w)| (p, a, w.ptr()));
-        let pb = self.plan.b.as_ref().zip(self.b.as_ref()).map(|(p, w)| (p, b, w.ptr()));
+        let pa = self
+            .plan
+            .a
+            .as_ref()
+            .zip(self.a.as_ref())
+            .map(|(p, w)| (p, a, w.ptr()));
+        let pb = self
+            .plan
+            .b
+            .as_ref()
+            .zip(self.b.as_ref())
+            .map(|(p, w)| (p, b, w.ptr()));
         // Safety (each launch): the caller's guarantees; the buffers hold the plan's
         // workspaces.
         match (pa, pb) {
