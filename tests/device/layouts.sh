@@ -23,7 +23,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu -
 if [ -x ./gpu_layouts_tests ]; then
   timeout "${TEST_LIMIT:-150}" ./gpu_layouts_tests --test-threads=1 --nocapture > "$OUT/gpu_layouts_tests.txt" 2>&1
   echo "gpu_layouts_tests exit $?"
-  grep -E "^test |test result|panicked" "$OUT/gpu_layouts_tests.txt"
+  grep -E "^test |test result|panicked|operand preparation" "$OUT/gpu_layouts_tests.txt"
 fi
 run_tune() {  # NAME LIMIT_S tune-args...
   local name=$1 limit=$2; shift 2
