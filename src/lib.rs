@@ -25,6 +25,7 @@ pub mod kernel_check;
 pub mod kernel_gen;
 pub mod kernel_source;
 pub mod merge;
+pub mod operand_prep;
 pub mod outputs;
 pub mod plot;
 pub mod problem;
