@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Device run of `forge step` (issue #11), from a directory holding `forge`, `step-tests` (the
+# release binary of tests/step.rs), the profile and tests/device/step_{reference,bench,table}.py.
+#   bash step.sh check OUT   GPU tests; determinism checks (tf32, fp32); FP64 PyTorch reference
+#   bash step.sh bench OUT   steps/s of forge and PyTorch (eager, compile; tf32, fp32)
+set -uo pipefail
+mode=$1
+out=$2
+mkdir -p "$out"
+export FORGE_CACHE=$PWD/cache
+P=${PROFILE:-sm_90a-h200.toml}
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv >"$out/device.txt" 2>&1
+status=0
+case $mode in
+check)
+  ./step-tests --test-threads=1 2>&1 | tail -12 | tee "$out/gpu_tests.txt" || status=1
+  for dt in tf32 fp32; do
+    for cfg in "--dim 768 --batch 4" "--dim 1536 --batch 8"; do
+      # shellcheck disable=SC2086
+      ./forge step --profile "$P" $cfg --steps 20 --dtype $dt --check --check-micro-batches 4 \
+        --json "$out/check.jsonl" 2>&1 | tee -a "$out/check.txt" || status=1
+    done
+    ./forge step --profile "$P" --dim 768 --batch 1 --steps 20 --dtype $dt --dump "dump-$dt" \
+      --json "$out/ref-$dt.jsonl" >/dev/null 2>&1 || status=1
+    python3 step_reference.py "dump-$dt" "$out/ref-$dt.jsonl" --out "$out/reference-$dt.json" 2>&1 |
+      tee -a "$out/reference.txt" || status=1
+  done
+  ;;
+bench)
+  configs=""
+  for dt in tf32 fp32; do
+    for d in 768 1536; do
+      for b in 1 2 4 8; do
+        ./forge step --profile "$P" --dim $d --batch $b --steps 3 --dtype $dt --time "${SECONDS_PER:-1.0}" \
+          --json "$out/forge.jsonl" 2>&1 | grep -E "speed|error" | sed "s/^/$dt D=$d B=$b /" || status=1
+      done
+    done
+    ./forge step --profile "$P" --dim 4096 --batch 16 --steps 3 --dtype $dt --time "${SECONDS_PER:-1.0}" \
+      --json "$out/forge.jsonl" 2>&1 | grep -E "speed|error" | sed "s/^/$dt D=4096 B=16 /" || status=1
+  done
+  for d in 768 1536; do for b in 1 2 4 8; do configs="$configs,$d:$b:512"; done; done
+  configs="${configs#,},4096:16:512"
+  python3 step_bench.py --configs "$configs" --out "$out/torch.jsonl" --seconds "${SECONDS_PER:-1.0}" \
+    --deadline-s "${TORCH_DEADLINE_S:-300}" 2>&1 | grep -v Warning | tail -40 || status=1
+  python3 step_table.py "$out/forge.jsonl" "$out/torch.jsonl" | tee "$out/table.md"
+  ;;
+esac
+exit $status
