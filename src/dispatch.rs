@@ -1,23 +1,28 @@
 //! Run-time dispatch for the training step: launch the kernel the profile chose for each
-//! shape. Kernels are compiled (or read from the cache) and loaded once per variant; the
-//! launch plan (grid, params, tensor maps) once per (shape, operand pointers). The hot path is
-//! a read-locked hash lookup and one `cuLaunchKernelEx`.
+//! shape and operand layout. Kernels are compiled (or read from the cache) and loaded once per
+//! variant; the launch plan (grid, params, tensor maps, operand-preparation workspaces) once
+//! per (layout, shape, operand pointers). The hot path is a read-locked hash lookup and one
+//! `cuLaunchKernelEx`, plus one preparation pass per operand the kernel cannot read in place
+//! (a transposed layout, or K % 4 ≠ 0 / an unaligned base for a TMA schedule:
+//! [`crate::operand_prep`]).
 
 use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::kernel::{LoadedVariant, Prepared};
+use crate::device::prep::{PrepKernel, PreparedOperands};
 use crate::device::{DeviceError, Gpu};
 use crate::kernel_source::KernelVariant;
+use crate::operand_prep::PrepPlan;
 use crate::problem::Problem;
-use crate::profile::{Profile, Selection};
+use crate::profile::{Profile, Rule, Selection};
 use crate::schedule::{Dtype, Layout};
 use crate::shape::Shape;
 use cudarc::driver::{CudaStream, sys};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
-type PlanKey = (u32, u32, u32, u64, u64);
+type PlanKey = (Layout, u32, u32, u32, u64, u64);
 
 struct Plan {
     kernel: Arc<LoadedVariant>,
@@ -25,11 +30,31 @@ struct Plan {
     /// The chained tail's flags and partial tiles (zeroed; each launch leaves them zeroed).
     /// Launches of one plan must be ordered on one stream: they share it.
     workspace: Option<DeviceBuffer>,
+    /// The operands' preparation passes and their workspaces (same ordering rule), with the
+    /// kernel that runs them; None when the GEMM reads both operands in place.
+    operands: Option<(Arc<PrepKernel>, PreparedOperands)>,
+    /// The stored operands the passes read.
+    a: u64,
+    b: u64,
 }
 
 impl Plan {
     fn workspace_ptr(&self) -> u64 {
         self.workspace.as_ref().map_or(0, DeviceBuffer::ptr)
+    }
+
+    /// # Safety
+    /// As [`Dispatcher::gemm_layout_raw`], with the context current.
+    unsafe fn launch(&self, stream: sys::CUstream, c: u64) -> Result<(), DeviceError> {
+        if let Some((kernel, operands)) = &self.operands {
+            // Safety: the caller's guarantees; the plan's workspaces are alive.
+            unsafe { operands.run_raw(kernel, stream, self.a, self.b) }?;
+        }
+        // Safety: as above.
+        unsafe {
+            self.kernel
+                .launch_raw(stream, &self.prepared, c, self.workspace_ptr())
+        }
     }
 }
 
@@ -42,6 +67,7 @@ pub struct Dispatcher {
     cache: KernelCache,
     dtype: Dtype,
     kernels: RwLock<HashMap<KernelVariant, Arc<LoadedVariant>>>,
+    prep: Mutex<Option<Arc<PrepKernel>>>,
     plans: RwLock<HashMap<PlanKey, Plan>>,
 }
 
@@ -66,6 +92,7 @@ impl Dispatcher {
             cache: KernelCache::new(cache_dir)?,
             dtype: Dtype::Tf32,
             kernels: RwLock::new(HashMap::new()),
+            prep: Mutex::new(None),
             plans: RwLock::new(HashMap::new()),
         })
     }
@@ -80,10 +107,32 @@ impl Dispatcher {
         &self.gpu
     }
 
-    /// Which schedule a shape gets, and by which rule.
+    /// Which schedule a TN shape gets, and by which rule.
     pub fn selection(&self, shape: &Shape) -> Selection {
-        self.profile
-            .select(&Problem::new(self.dtype, Layout::Tn, *shape))
+        self.selection_for(&Problem::new(self.dtype, Layout::Tn, *shape))
+    }
+
+    /// Which schedule a problem gets, and by which rule: the profile's choice for its layout;
+    /// a layout the profile has no entry near falls back to the TN choice for the shape (the
+    /// operands are transposed into TN first, so the TN schedule runs the rest).
+    pub fn selection_for(&self, problem: &Problem) -> Selection {
+        let chosen = self.profile.select(problem);
+        if problem.layout != Layout::Tn && chosen.rule == Rule::Canonical {
+            return self
+                .profile
+                .select(&Problem::new(problem.dtype, Layout::Tn, problem.shape));
+        }
+        chosen
+    }
+
+    fn prep_kernel(&self) -> Result<Arc<PrepKernel>, DeviceError> {
+        let mut prep = self.prep.lock().expect("lock");
+        if let Some(k) = prep.as_ref() {
+            return Ok(k.clone());
+        }
+        let k = Arc::new(PrepKernel::load(&self.gpu, &self.cache)?);
+        *prep = Some(k.clone());
+        Ok(k)
     }
 
     fn kernel(&self, variant: KernelVariant) -> Result<Arc<LoadedVariant>, DeviceError> {
@@ -113,25 +162,33 @@ impl Dispatcher {
         b: u64,
         c: u64,
     ) -> Result<(), DeviceError> {
+        self.gemm_layout(stream, Layout::Tn, m, n, k, a, b, c)
+    }
+
+    /// C (M×N) = op(A) · op(B) for operands stored as `layout` says (f32 row-major device
+    /// pointers): `tn` A M×K, B N×K; `nn` A M×K, B K×N; `tt` A K×M, B N×K; `nt` A K×M,
+    /// B K×N. Bit-identical to the TN product of the explicitly transposed operands.
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm_layout(
+        &self,
+        stream: &CudaStream,
+        layout: Layout,
+        m: u32,
+        n: u32,
+        k: u32,
+        a: u64,
+        b: u64,
+        c: u64,
+    ) -> Result<(), DeviceError> {
         // Safety: a cudarc stream is a live stream of its context.
-        unsafe { self.gemm_raw(stream.cu_stream(), m, n, k, a, b, c) }
+        unsafe { self.gemm_layout_raw(stream.cu_stream(), layout, m, n, k, a, b, c) }
     }
 
     /// [`Dispatcher::gemm`] on a raw driver stream: a `CUstream` / `cudaStream_t` of another
-    /// framework (PyTorch's current stream), or null for the legacy default stream. Binds the
-    /// dispatcher's context (the device's primary context, which the CUDA runtime shares) to
-    /// the calling thread when another one is current.
-    ///
-    /// The first call for a (shape, A, B) compiles or loads the kernel and builds its launch
-    /// plan; later calls relaunch the plan. A plan with a chained tail owns a workspace that
-    /// its launches leave zeroed: calls with the same (shape, A, B) must not overlap in time
-    /// on different streams.
+    /// framework (PyTorch's current stream), or null for the legacy default stream.
     ///
     /// # Safety
-    /// `stream` must be null, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` or a stream of this
-    /// device's primary context that stays alive for the call; `a`, `b` (M×K and N×K f32,
-    /// 16-byte aligned) and `c` (M×N) must be device allocations of that size in that
-    /// context.
+    /// As [`Dispatcher::gemm_layout_raw`] with `layout` TN.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn gemm_raw(
         &self,
@@ -143,40 +200,44 @@ impl Dispatcher {
         b: u64,
         c: u64,
     ) -> Result<(), DeviceError> {
+        // Safety: the caller's guarantees.
+        unsafe { self.gemm_layout_raw(stream, Layout::Tn, m, n, k, a, b, c) }
+    }
+
+    /// [`Dispatcher::gemm_layout`] on a raw driver stream: a `CUstream` / `cudaStream_t` of
+    /// another framework (PyTorch's current stream), or null for the legacy default stream.
+    /// Binds the dispatcher's context (the device's primary context, which the CUDA runtime
+    /// shares) to the calling thread when another one is current.
+    ///
+    /// The first call for a (layout, shape, A, B) compiles or loads the kernels and builds its
+    /// launch plan (and the workspaces of the operands it prepares); later calls relaunch the
+    /// plan. A plan's workspaces are shared by its launches: calls with the same (layout,
+    /// shape, A, B) must not overlap in time on different streams.
+    ///
+    /// # Safety
+    /// `stream` must be null, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` or a stream of this
+    /// device's primary context that stays alive for the call; `a`, `b` (M·K and N·K f32,
+    /// 4-byte aligned, stored as `layout` says) and `c` (M×N) must be device allocations of
+    /// that size in that context.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn gemm_layout_raw(
+        &self,
+        stream: sys::CUstream,
+        layout: Layout,
+        m: u32,
+        n: u32,
+        k: u32,
+        a: u64,
+        b: u64,
+        c: u64,
+    ) -> Result<(), DeviceError> {
         self.gpu.ctx.bind_to_thread()?;
-        let key = (m, n, k, a, b);
+        let key = (layout, m, n, k, a, b);
         if let Some(plan) = self.plans.read().expect("lock").get(&key) {
             // Safety: the caller's guarantees on `stream`; the context is bound above.
-            return unsafe {
-                plan.kernel
-                    .launch_raw(stream, &plan.prepared, c, plan.workspace_ptr())
-            };
+            return unsafe { plan.launch(stream, c) };
         }
-        if m == 0 || n == 0 || k == 0 {
-            return Err(DeviceError::Other(format!(
-                "GEMM {m}x{n}x{k}: every dimension must be at least 1"
-            )));
-        }
-        let shape = Shape::new(m, n, k);
-        let schedule = self.selection(&shape).schedule;
-        if schedule.split_k > 1 {
-            return Err(DeviceError::Other(format!(
-                "{schedule} splits K; a bit-exact profile never chooses it"
-            )));
-        }
-        // Kernels follow the profile's numerical contract: its schedules were gated under it.
-        let rounding = self.profile.meta.numerical_contract.rounding;
-        let kernel = self.kernel(KernelVariant::new(&schedule, &shape, rounding))?;
-        let prepared = kernel.prepare(&schedule, &shape, a, b)?;
-        let workspace = match prepared.workspace_words {
-            0 => None,
-            words => Some(DeviceBuffer::new(&self.gpu.ctx, words as usize)?),
-        };
-        let plan = Plan {
-            kernel,
-            prepared,
-            workspace,
-        };
+        let plan = self.build_plan(layout, m, n, k, a, b)?;
         // Another thread may have built the same plan meanwhile: keep the first one (its
         // workspace may be in use) and drop this one before anything ran on it.
         let mut plans = self.plans.write().expect("lock");
@@ -190,10 +251,68 @@ impl Dispatcher {
             }
         }
         // Safety: as above.
-        unsafe {
-            plan.kernel
-                .launch_raw(stream, &plan.prepared, c, plan.workspace_ptr())
+        unsafe { plan.launch(stream, c) }
+    }
+
+    fn build_plan(
+        &self,
+        layout: Layout,
+        m: u32,
+        n: u32,
+        k: u32,
+        a: u64,
+        b: u64,
+    ) -> Result<Plan, DeviceError> {
+        if m == 0 || n == 0 || k == 0 {
+            return Err(DeviceError::Other(format!(
+                "GEMM {m}x{n}x{k}: every dimension must be at least 1"
+            )));
         }
+        if a % 4 != 0 || b % 4 != 0 {
+            return Err(DeviceError::Other(format!(
+                "GEMM {m}x{n}x{k}: operands must be f32-aligned (A {a:#x}, B {b:#x})"
+            )));
+        }
+        let shape = Shape::new(m, n, k);
+        let schedule = self
+            .selection_for(&Problem::new(self.dtype, layout, shape))
+            .schedule;
+        if schedule.split_k > 1 {
+            return Err(DeviceError::Other(format!(
+                "{schedule} splits K; a bit-exact profile never chooses it"
+            )));
+        }
+        // Kernels follow the profile's numerical contract: its schedules were gated under it.
+        let rounding = self.profile.meta.numerical_contract.rounding;
+        let kernel = self.kernel(KernelVariant::new(&schedule, &shape, rounding))?;
+        let prep_plan = PrepPlan::new(&schedule, layout, &shape, a, b);
+        let operands = if prep_plan.is_empty() {
+            None
+        } else {
+            Some((
+                self.prep_kernel()?,
+                PreparedOperands::new(&self.gpu, prep_plan)?,
+            ))
+        };
+        let prepared = match &operands {
+            None => kernel.prepare(&schedule, &shape, a, b)?,
+            Some((_, ops)) => {
+                let ((pa, pb), (lda, ldb)) = (ops.operands(a, b), ops.strides(k));
+                kernel.prepare_strided(&schedule, &shape, (pa, lda), (pb, ldb))?
+            }
+        };
+        let workspace = match prepared.workspace_words {
+            0 => None,
+            words => Some(DeviceBuffer::new(&self.gpu.ctx, words as usize)?),
+        };
+        Ok(Plan {
+            kernel,
+            prepared,
+            workspace,
+            operands,
+            a,
+            b,
+        })
     }
 }
 

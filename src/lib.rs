@@ -24,6 +24,7 @@ pub mod gate;
 pub mod kernel_check;
 pub mod kernel_gen;
 pub mod kernel_source;
+pub mod operand_prep;
 pub mod outputs;
 pub mod plot;
 pub mod problem;

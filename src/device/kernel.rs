@@ -110,7 +110,8 @@ impl LoadedVariant {
         })
     }
 
-    /// Computes grid, params and (for TMA families) the tensor maps.
+    /// Computes grid, params and (for TMA families) the tensor maps, for A and B of row
+    /// stride K.
     pub fn prepare(
         &self,
         schedule: &Schedule,
@@ -118,6 +119,26 @@ impl LoadedVariant {
         a: u64,
         b: u64,
     ) -> Result<Prepared, DeviceError> {
+        self.prepare_strided(schedule, shape, (a, shape.k), (b, shape.k))
+    }
+
+    /// [`LoadedVariant::prepare`] for operands (pointer, row stride in floats) whose row
+    /// stride may exceed K (a padded workspace, `crate::operand_prep`): only the wgmma family's
+    /// tensor maps take a stride; the mma_sync family reads rows of stride K.
+    pub fn prepare_strided(
+        &self,
+        schedule: &Schedule,
+        shape: &Shape,
+        (a, lda): (u64, u32),
+        (b, ldb): (u64, u32),
+    ) -> Result<Prepared, DeviceError> {
+        if self.variant.family == Family::MmaSync && (lda != shape.k || ldb != shape.k) {
+            return Err(DeviceError::Other(format!(
+                "{}: the mma_sync family reads rows of stride K = {}, not {lda}/{ldb}",
+                self.variant.label(),
+                shape.k
+            )));
+        }
         let grid = schedule.grid_ctas(shape, self.resident_ctas);
         let grid = u32::try_from(grid)
             .map_err(|_| DeviceError::Other(format!("grid of {grid} CTAs is too large")))?;
@@ -135,10 +156,11 @@ impl LoadedVariant {
             Family::Wgmma => {
                 let t = schedule.tile;
                 Some((
-                    encode_tensor_map(a, shape.k, shape.m, t.bk, t.bm, self.tma_rounds)?,
+                    encode_tensor_map(a, shape.k, lda, shape.m, t.bk, t.bm, self.tma_rounds)?,
                     encode_tensor_map(
                         b,
                         shape.k,
+                        ldb,
                         shape.n,
                         t.bk,
                         t.bn / schedule.cluster,
@@ -290,12 +312,14 @@ unsafe fn launch_1d(
     Ok(())
 }
 
-/// Encodes a 2-D f32 row-major tensor (`rows` × `cols`, K-major) for TMA with a box of
-/// `box_cols` × `box_rows` and 128-byte swizzle (`kernels/ABI.md`). With `round_to_tf32` the
-/// map's element type is TFLOAT32: the copy engine rounds each f32 to TF32 as it loads.
+/// Encodes a 2-D f32 row-major tensor (`rows` × `cols`, K-major, row stride `ld` ≥ `cols`
+/// floats, a multiple of 4) for TMA with a box of `box_cols` × `box_rows` and 128-byte swizzle
+/// (`kernels/ABI.md`). With `round_to_tf32` the map's element type is TFLOAT32: the copy
+/// engine rounds each f32 to TF32 as it loads.
 pub fn encode_tensor_map(
     base: u64,
     cols: u32,
+    ld: u32,
     rows: u32,
     box_cols: u32,
     box_rows: u32,
@@ -309,7 +333,7 @@ pub fn encode_tensor_map(
     };
     let mut map = TensorMap([0; 16]);
     let dims: [u64; 2] = [cols as u64, rows as u64];
-    let strides: [u64; 1] = [cols as u64 * 4];
+    let strides: [u64; 1] = [ld as u64 * 4];
     let boxes: [u32; 2] = [box_cols, box_rows];
     let elem: [u32; 2] = [1, 1];
     // Raw: cudarc has no safe form for tensor maps.
@@ -332,7 +356,7 @@ pub fn encode_tensor_map(
     .result()
     .map_err(|e| {
         DeviceError::Other(format!(
-            "cuTensorMapEncodeTiled({cols}x{rows}, box {box_cols}x{box_rows}): {e}"
+            "cuTensorMapEncodeTiled({cols}x{rows} stride {ld}, box {box_cols}x{box_rows}): {e}"
         ))
     })?;
     Ok(map)

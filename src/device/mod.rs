@@ -7,6 +7,7 @@ pub mod cublas;
 pub mod fill;
 pub mod kernel;
 pub mod nvrtc;
+pub mod prep;
 pub mod timing;
 
 use crate::arch::{Arch, MeasuredProperties};

@@ -1,0 +1,63 @@
+// forge: operand preparation (kernels/ABI.md "Operand preparation"). Not a GEMM schedule: one
+// pass that reads an operand in its stored layout and writes it K-major (rows × K, row stride
+// `ld_out` ≥ K floats, zeros in the pad columns K..ld_out) into a workspace the GEMM kernels
+// read. Used for
+//   - transposed layouts (NN, TT, NT): the stored operand is K × rows (`transpose` = 1),
+//   - rows a TMA tensor map cannot address (K % 4 ≠ 0, or a base not 16-byte aligned): a copy
+//     with the row stride padded to a multiple of 4 floats (`transpose` = 0).
+// Values are copied bit for bit (no rounding: the GEMM kernels round A and B themselves, and
+// RNE is idempotent, so a pre-rounded copy would give the same product), so a product on the
+// prepared operands is the product on the explicitly transposed ones, bit for bit.
+//
+// Standalone translation unit (no prelude, no common.cuh). One CTA writes a 32 × 128 tile of
+// the output (rows × columns) with 256 threads: reads and writes are coalesced along the
+// contiguous dimension of each side; a transpose goes through a padded shared-memory tile
+// (33-float stride kills bank conflicts on the column-wise reads).
+
+namespace forge_prep {
+constexpr int TILE_R = 32;   // output rows per CTA (input columns when transposing)
+constexpr int TILE_C = 128;  // output columns (K) per CTA
+constexpr int THREADS_X = 32;
+constexpr int THREADS_Y = 8;
+}  // namespace forge_prep
+
+// out[r · ld_out + c] = c < cols ? (transpose ? in[c · ld_in + r] : in[r · ld_in + c]) : 0
+// for r < rows, c < ld_out. Grid: (ceil(ld_out / 128), ceil(rows / 32)); block 32 × 8.
+extern "C" __global__ void __launch_bounds__(256)
+forge_operand_prep(const float* __restrict__ in, float* __restrict__ out, int rows, int cols,
+                   long long ld_in, long long ld_out, int transpose) {
+    using namespace forge_prep;
+    __shared__ float tile[TILE_C][TILE_R + 1];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const long long r0 = (long long)blockIdx.y * TILE_R;
+    const long long c0 = (long long)blockIdx.x * TILE_C;
+    if (transpose) {
+        // Stored K × rows: input row c (a K index) holds output column c. Read 128 input rows
+        // × 32 input columns, coalesced along r.
+        for (int i = ty; i < TILE_C; i += THREADS_Y) {
+            const long long c = c0 + i, r = r0 + tx;
+            tile[i][tx] = (c < cols && r < rows) ? in[c * ld_in + r] : 0.0f;
+        }
+        __syncthreads();
+        // Write 32 output rows × 128 columns, coalesced along c.
+        for (int i = ty; i < TILE_R; i += THREADS_Y) {
+            const long long r = r0 + i;
+            if (r >= rows) break;
+#pragma unroll
+            for (int j = 0; j < TILE_C / THREADS_X; ++j) {
+                const long long c = c0 + j * THREADS_X + tx;
+                if (c < ld_out) out[r * ld_out + c] = tile[j * THREADS_X + tx][i];
+            }
+        }
+    } else {
+        for (int i = ty; i < TILE_R; i += THREADS_Y) {
+            const long long r = r0 + i;
+            if (r >= rows) break;
+#pragma unroll
+            for (int j = 0; j < TILE_C / THREADS_X; ++j) {
+                const long long c = c0 + j * THREADS_X + tx;
+                if (c < ld_out) out[r * ld_out + c] = c < cols ? in[r * ld_in + c] : 0.0f;
+            }
+        }
+    }
+}
