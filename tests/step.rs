@@ -6,10 +6,13 @@ use forge::device::Gpu;
 use forge::device::cache::KernelCache;
 use forge::device::fill::UtilKernels;
 use forge::device::nvrtc::{self, PtxasReport};
+use forge::dispatch::Dispatcher;
+use forge::profile::Profile;
 use forge::step::gemm::StepGemm;
 use forge::step::kernels::{STEP_ENTRIES, STEP_LABEL, STEP_SOURCE, StepKernels};
 use forge::step::model::{AdamW, StepConfig, StepDtype};
 use forge::step::reference::{self, AdamState, Dims, Params};
+use forge::step::run::canonical_everywhere;
 use forge::step::snapshot::{compare, max_abs};
 use forge::step::trainer::Trainer;
 use std::io::Write;
@@ -136,7 +139,7 @@ fn fp32_step_matches_the_fp64_host_model() {
     let util = UtilKernels::load(&gpu, &cache).unwrap();
     let cfg = small(StepDtype::Fp32, 1);
     let steps = 3;
-    let mut t = Trainer::new(&gpu, &kernels, &util, StepGemm::Fp32, &cfg, steps).unwrap();
+    let t = Trainer::new(&gpu, &kernels, &util, StepGemm::Fp32, &cfg, steps).unwrap();
     let init = t.data_and_params().unwrap();
     let get = |n: &str| f64s(init.get(n).unwrap());
     let mut p = Params {
@@ -220,4 +223,44 @@ fn fp32_steps_repeat_and_micro_batches_are_invariant() {
     let mut other = small(StepDtype::Fp32, 1);
     other.seed += 1;
     assert!(max_abs(&compare(&whole, &run(&other, true))) > 0.0);
+}
+
+/// The shipped profile (`$FORGE_PROFILE`, else the checkout's profiles/sm_90a-h200.toml).
+fn shipped_profile() -> Profile {
+    let path = std::env::var_os("FORGE_PROFILE").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/sm_90a-h200.toml"),
+        std::path::PathBuf::from,
+    );
+    Profile::load(&path).unwrap()
+}
+
+/// TF32 steps through the shipped profile equal those through the canonical schedule
+/// everywhere, bit for bit, and repeat.
+#[test]
+fn tf32_steps_do_not_depend_on_the_profile() {
+    let Some(gpu) = gpu() else { return };
+    let dir = forge::device::cache::default_dir();
+    let cache = KernelCache::new(&dir).unwrap();
+    let kernels = StepKernels::load(&gpu, &cache).unwrap();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
+    let shipped = shipped_profile();
+    let canonical = canonical_everywhere(&shipped).unwrap();
+    let cfg = small(StepDtype::Tf32, 1);
+    let run = |profile: &Profile| {
+        let d = Dispatcher::new(profile.clone(), &gpu, &dir).unwrap();
+        let mut t = Trainer::new(&gpu, &kernels, &util, StepGemm::Tf32(&d), &cfg, 3).unwrap();
+        for i in 0..3 {
+            if i == 1 {
+                t.capture().unwrap();
+            }
+            t.step().unwrap();
+        }
+        t.snapshot().unwrap()
+    };
+    let a = run(&shipped);
+    assert_eq!(max_abs(&compare(&a, &run(&shipped))), 0.0);
+    let c = compare(&a, &run(&canonical));
+    assert!(c.iter().all(|d| d.identical()), "{c:?}");
+    let loss = a.get("loss").unwrap();
+    assert!(loss[2] < loss[0], "{loss:?}");
 }

@@ -79,13 +79,13 @@ pub fn step_gemms(cfg: &StepConfig) -> [(&'static str, Layout, (usize, usize, us
     ]
 }
 
-/// The profile's choice for each GEMM of the step, one line each.
-fn selections(profile: &Profile, cfg: &StepConfig) -> Vec<String> {
+/// The dispatcher's choice for each GEMM of the step, one line each.
+fn selections(dispatcher: &Dispatcher, cfg: &StepConfig) -> Vec<String> {
     step_gemms(cfg)
         .iter()
         .map(|&(name, layout, (m, n, k))| {
             let shape = Shape::new(m as u32, n as u32, k as u32);
-            let sel = profile.select(&Problem::new(Dtype::Tf32, layout, shape));
+            let sel = dispatcher.selection_for(&Problem::new(Dtype::Tf32, layout, shape));
             format!("{name:<12} {} {shape}: {}", layout.as_str(), sel.schedule)
         })
         .collect()
@@ -212,9 +212,9 @@ pub fn run(opts: &StepOptions) -> anyhow::Result<StepOutcome> {
         cfg.seed,
         device.gpu.info.name
     );
-    let gemms = match (&profile, cfg.dtype) {
-        (Some(p), StepDtype::Tf32) => selections(p, cfg),
-        _ => vec!["every GEMM: step_sgemm (FP32 FFMA, one fmaf chain per element)".into()],
+    let gemms = match &dispatcher {
+        Some(d) => selections(d, cfg),
+        None => vec!["every GEMM: step_sgemm (FP32 FFMA, one fmaf chain per element)".into()],
     };
     for g in &gemms {
         println!("  gemm {g}");
@@ -250,11 +250,10 @@ pub fn run(opts: &StepOptions) -> anyhow::Result<StepOutcome> {
             compare(&snap_a, &snap_b),
         ));
         if let (Some(p), StepDtype::Tf32) = (&profile, cfg.dtype) {
-            let canonical = canonical_everywhere(p)?;
-            for g in selections(&canonical, cfg) {
+            let disp = Dispatcher::new(canonical_everywhere(p)?, &device.gpu, &opts.cache_dir)?;
+            for g in selections(&disp, cfg) {
                 println!("  canonical profile: gemm {g}");
             }
-            let disp = Dispatcher::new(canonical, &device.gpu, &opts.cache_dir)?;
             let (snap_c, _) = run(Some(&disp), cfg, opts.steps, opts.graph)?;
             checks.push(check(
                 "(b) shipped profile vs canonical schedule everywhere",
