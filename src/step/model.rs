@@ -89,6 +89,22 @@ pub enum ConfigError {
 }
 
 impl StepConfig {
+    /// D → 4·D → D, 32 groups, AdamW's defaults, TF32, seed 1, the whole batch at once.
+    pub fn new(dim: usize, batch: usize, seq: usize) -> StepConfig {
+        StepConfig {
+            dim,
+            hidden: 4 * dim,
+            batch,
+            seq,
+            groups: 32,
+            gn_eps: 1e-5,
+            adamw: AdamW::default(),
+            dtype: StepDtype::Tf32,
+            seed: 1,
+            micro_batches: 1,
+        }
+    }
+
     /// rows = batch × seq.
     pub fn rows(&self) -> usize {
         self.batch * self.seq

@@ -297,6 +297,30 @@ impl<'a> Trainer<'a> {
         }
     }
 
+    /// Replaces the batch (x and target, rows × D each, row-major): later steps train on it.
+    /// Waits for the step in flight; the buffers keep their addresses, so a captured graph
+    /// stays valid.
+    pub fn set_batch(&self, x: &[f32], target: &[f32]) -> Result<(), DeviceError> {
+        let len = self.cfg.rows() * self.cfg.dim;
+        if x.len() != len || target.len() != len {
+            return Err(DeviceError::Other(format!(
+                "a batch is {} rows × {} = {len} values; got x {} and target {}",
+                self.cfg.rows(),
+                self.cfg.dim,
+                x.len(),
+                target.len()
+            )));
+        }
+        self.stream.synchronize()?;
+        self.gpu.ctx.bind_to_thread()?;
+        // Safety: both buffers hold `len` f32; the stream is idle.
+        unsafe {
+            cudarc::driver::result::memcpy_htod_sync(self.act.x.ptr(), x)?;
+            cudarc::driver::result::memcpy_htod_sync(self.act.target.ptr(), target)?;
+        }
+        Ok(())
+    }
+
     /// Runs one step: the captured graph when there is one, else the launches themselves.
     pub fn step(&self) -> Result<(), DeviceError> {
         match &self.graph {

@@ -13,7 +13,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version -
 status=0
 case $mode in
 check)
-  ./step-tests --test-threads=1 2>&1 | tail -12 | tee "$out/gpu_tests.txt" || status=1
+  FORGE_PROFILE=$PWD/$P ./step-tests --test-threads=1 2>&1 | tail -12 | tee "$out/gpu_tests.txt" || status=1
   for dt in tf32 fp32; do
     for cfg in "--dim 768 --batch 4" "--dim 1536 --batch 8"; do
       # shellcheck disable=SC2086
