@@ -15,7 +15,8 @@ case $mode in
 check)
   FORGE_PROFILE=$PWD/$P ./step-tests --test-threads=1 2>&1 | tail -12 | tee "$out/gpu_tests.txt" || status=1
   for dt in tf32 fp32; do
-    for cfg in "--dim 768 --batch 4" "--dim 1536 --batch 8"; do
+    IFS=';' read -ra cfgs <<<"${CHECK_CONFIGS:---dim 768 --batch 4;--dim 1536 --batch 8}"
+    for cfg in "${cfgs[@]}"; do
       # shellcheck disable=SC2086
       ./forge step --profile "$P" $cfg --steps 20 --dtype $dt --check --check-micro-batches 4 \
         --json "$out/check.jsonl" 2>&1 | tee -a "$out/check.txt" || status=1
