@@ -3,6 +3,7 @@
 # release binary of tests/step.rs), the profile and tests/device/step_{reference,bench,table}.py.
 #   bash step.sh check OUT   GPU tests; determinism checks (tf32, fp32); FP64 PyTorch reference
 #   bash step.sh bench OUT   steps/s of forge and PyTorch (eager, compile; tf32, fp32)
+#   bash step.sh quick OUT S the most important parts of both, in priority order, within S seconds
 set -uo pipefail
 mode=$1
 out=$2
@@ -43,6 +44,38 @@ bench)
   configs="${configs#,},4096:16:512"
   python3 step_bench.py --configs "$configs" --out "$out/torch.jsonl" --seconds "${SECONDS_PER:-1.0}" \
     --deadline-s "${TORCH_DEADLINE_S:-300}" 2>&1 | grep -v Warning | tail -40 || status=1
+  python3 step_table.py "$out/forge.jsonl" "$out/torch.jsonl" | tee "$out/table.md"
+  ;;
+quick)
+  end=$((SECONDS + $3))
+  touch "$out/forge.jsonl" "$out/torch.jsonl"
+  left() { local l=$((end - SECONDS)); [ $l -lt 1 ] && l=1; echo $l; } # never 0: timeout 0 waits forever
+  forge_time() { # dtype dim batch
+    [ "$(left)" -gt 5 ] || return 0
+    timeout "$(left)" ./forge step --profile "$P" --dim $2 --batch $3 --steps 3 --dtype $1 --time 0.2 \
+      --json "$out/forge.jsonl" 2>&1 | grep -E "speed|error" | sed "s/^/$1 D=$2 B=$3 /" || status=1
+  }
+  timeout "$(left)" ./forge step --profile "$P" --dim 768 --batch 4 --steps 20 --dtype tf32 --check \
+    --check-micro-batches 4 --json "$out/check.jsonl" 2>&1 | tee -a "$out/check.txt" || status=1
+  for dt in tf32 fp32; do
+    timeout "$(left)" ./forge step --profile "$P" --dim 768 --batch 1 --steps 20 --dtype $dt \
+      --dump "dump-$dt" --json "$out/ref-$dt.jsonl" >/dev/null 2>&1 || status=1
+    timeout "$(left)" python3 step_reference.py "dump-$dt" "$out/ref-$dt.jsonl" \
+      --out "$out/reference-$dt.json" 2>&1 | tee -a "$out/reference.txt" || status=1
+  done
+  for d in 768 1536; do for b in 1 2 4 8; do forge_time tf32 $d $b; done; done
+  forge_time tf32 4096 16
+  timeout "$(left)" python3 step_bench.py --configs 4096:16:512 --dtypes tf32 --modes eager,compile --seconds 0.2 \
+    --out "$out/torch.jsonl" --deadline-s "$(left)" 2>&1 | grep torch-
+  timeout "$(left)" python3 step_bench.py --configs 768:1:512,768:2:512,768:4:512,768:8:512,1536:1:512,1536:2:512,1536:4:512,1536:8:512 \
+    --dtypes tf32 --modes eager --seconds 0.2 --out "$out/torch.jsonl" --deadline-s "$(left)" 2>&1 | grep torch-
+  forge_time fp32 768 1; forge_time fp32 768 8; forge_time fp32 4096 16
+  timeout "$(left)" python3 step_bench.py --configs 768:1:512,768:8:512,4096:16:512 --dtypes fp32 --modes eager \
+    --seconds 0.2 --out "$out/torch.jsonl" --deadline-s "$(left)" 2>&1 | grep torch-
+  [ "$(left)" -gt 20 ] && timeout "$(left)" ./forge step --profile "$P" --dim 768 --batch 4 --steps 20 \
+    --dtype fp32 --check --check-micro-batches 4 --json "$out/check.jsonl" 2>&1 | tee -a "$out/check.txt"
+  [ "$(left)" -gt 15 ] && FORGE_PROFILE=$PWD/$P timeout "$(left)" ./step-tests --test-threads=1 2>&1 |
+    tail -12 >"$out/gpu_tests.txt"
   python3 step_table.py "$out/forge.jsonl" "$out/torch.jsonl" | tee "$out/table.md"
   ;;
 esac
