@@ -63,11 +63,14 @@ quick)
     timeout "$(left)" python3 step_reference.py "dump-$dt" "$out/ref-$dt.jsonl" \
       --out "$out/reference-$dt.json" 2>&1 | tee -a "$out/reference.txt" || status=1
   done
-  for d in 768 1536; do for b in 1 2 4 8; do forge_time tf32 $d $b; done; done
+  for b in 1 2 4 8; do forge_time tf32 768 $b; done
   forge_time tf32 4096 16
-  timeout "$(left)" python3 step_bench.py --configs 4096:16:512 --dtypes tf32 --modes eager,compile --seconds 0.2 \
+  timeout "$(left)" python3 step_bench.py --configs 768:1:512,768:2:512,768:4:512,768:8:512,4096:16:512 \
+    --dtypes tf32 --modes eager --seconds 0.2 --out "$out/torch.jsonl" --deadline-s "$(left)" 2>&1 | grep torch-
+  timeout "$(left)" python3 step_bench.py --configs 4096:16:512 --dtypes tf32 --modes compile --seconds 0.2 \
     --out "$out/torch.jsonl" --deadline-s "$(left)" 2>&1 | grep torch-
-  timeout "$(left)" python3 step_bench.py --configs 768:1:512,768:2:512,768:4:512,768:8:512,1536:1:512,1536:2:512,1536:4:512,1536:8:512 \
+  for b in 1 2 4 8; do forge_time tf32 1536 $b; done
+  timeout "$(left)" python3 step_bench.py --configs 1536:1:512,1536:2:512,1536:4:512,1536:8:512 \
     --dtypes tf32 --modes eager --seconds 0.2 --out "$out/torch.jsonl" --deadline-s "$(left)" 2>&1 | grep torch-
   forge_time fp32 768 1; forge_time fp32 768 8; forge_time fp32 4096 16
   timeout "$(left)" python3 step_bench.py --configs 768:1:512,768:8:512,4096:16:512 --dtypes fp32 --modes eager \
