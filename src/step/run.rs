@@ -405,3 +405,51 @@ fn print_loss(loss: &[f32]) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped() -> Profile {
+        Profile::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles/sm_90a-h200.toml"))
+            .unwrap()
+    }
+
+    #[test]
+    fn the_canonical_profile_picks_the_canonical_schedule_for_every_gemm() {
+        let p = canonical_everywhere(&shipped()).unwrap();
+        assert!(p.entries.is_empty());
+        let canonical = crate::schedule::Schedule::canonical(Dtype::Tf32);
+        for (_, layout, (m, n, k)) in step_gemms(&StepConfig::new(768, 4, 512)) {
+            let shape = Shape::new(m as u32, n as u32, k as u32);
+            assert_eq!(
+                p.select(&Problem::new(Dtype::Tf32, layout, shape)).schedule,
+                canonical
+            );
+        }
+        // The shipped profile picks another schedule for at least one of them, so the check
+        // (b) compares different kernels.
+        let s = shipped();
+        assert!(
+            step_gemms(&StepConfig::new(768, 4, 512))
+                .iter()
+                .any(|&(_, _, (m, n, k))| {
+                    let shape = Shape::new(m as u32, n as u32, k as u32);
+                    s.select(&Problem::new(Dtype::Tf32, Layout::Tn, shape))
+                        .schedule
+                        != canonical
+                })
+        );
+    }
+
+    #[test]
+    fn the_step_has_the_three_layouts_of_a_linear_layer() {
+        let g = step_gemms(&StepConfig::new(768, 4, 512));
+        let rows = 2048;
+        assert_eq!(g[0].1, Layout::Tn);
+        assert_eq!(g[0].2, (rows, 3072, 768));
+        assert_eq!(g[3].1, Layout::Nn);
+        assert_eq!(g[4].1, Layout::Nt);
+        assert_eq!(g[4].2, (3072, 768, rows));
+    }
+}
