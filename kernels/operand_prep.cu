@@ -21,17 +21,34 @@ constexpr int THREADS_X = 32;
 constexpr int THREADS_Y = 8;
 }  // namespace forge_prep
 
-// out[r · ld_out + c] = c < cols ? (transpose ? in[c · ld_in + r] : in[r · ld_in + c]) : 0
-// for r < rows, c < ld_out. Grid: (ceil(ld_out / 128), ceil(rows / 32)); block 32 × 8.
+// One pass: out[r · ld_out + c] = c < cols ? (transpose ? in[c · ld_in + r] : in[r · ld_in + c])
+// : 0 for r < rows, c < ld_out. 48 bytes, by value (`PrepPass` in src/device/prep.rs).
+struct ForgePrepPass {
+    const float* in;
+    float* out;
+    int rows, cols;
+    long long ld_in, ld_out;
+    int transpose;
+};
+
+// Up to two passes (A's and B's) in one launch: blockIdx.z picks the pass. Grid: (max over the
+// passes of ceil(ld_out / 128), max of ceil(rows / 32), passes); block 32 × 8. A pass's blocks
+// past its own extent return at once.
 extern "C" __global__ void __launch_bounds__(256)
-forge_operand_prep(const float* __restrict__ in, float* __restrict__ out, int rows, int cols,
-                   long long ld_in, long long ld_out, int transpose) {
+forge_operand_prep(const __grid_constant__ ForgePrepPass p0,
+                   const __grid_constant__ ForgePrepPass p1) {
     using namespace forge_prep;
+    const ForgePrepPass& p = blockIdx.z == 0 ? p0 : p1;
+    const float* __restrict__ in = p.in;
+    float* __restrict__ out = p.out;
+    const int rows = p.rows, cols = p.cols;
+    const long long ld_in = p.ld_in, ld_out = p.ld_out;
     __shared__ float tile[TILE_C][TILE_R + 1];
     const int tx = threadIdx.x, ty = threadIdx.y;
     const long long r0 = (long long)blockIdx.y * TILE_R;
     const long long c0 = (long long)blockIdx.x * TILE_C;
-    if (transpose) {
+    if (r0 >= rows || c0 >= ld_out) return;
+    if (p.transpose) {
         // Stored K × rows: input row c (a K index) holds output column c. Read 128 input rows
         // × 32 input columns, coalesced along r.
         for (int i = ty; i < TILE_C; i += THREADS_Y) {

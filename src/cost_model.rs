@@ -13,6 +13,7 @@
 //! latency; fill/drain, epilogue and CTA start-up are added per batch, reduced by persistence.
 
 use crate::arch::Arch;
+use crate::operand_prep::PrepPlan;
 use crate::schedule::{CHAIN_HANDOFF_K_TILES, Dtype, Family, Layout, Raster, Schedule, WorkGrid};
 use crate::shape::Shape;
 use crate::space;
@@ -588,7 +589,7 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let clock = ctx.clock_mhz; // clocks per µs
     let elem = s.dtype.operand_bytes() as f64;
     let (bm, bn, bk) = (s.tile.bm as f64, s.tile.bn as f64, s.tile.bk as f64);
-    let (m, n, k) = (shape.m as f64, shape.n as f64, shape.k as f64);
+    let (m, n) = (shape.m as f64, shape.n as f64);
     let grid = s.work_grid(shape);
     let cluster = s.cluster.max(1) as f64;
     let splits = s.split_k.max(1) as f64;
@@ -730,15 +731,15 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         0.0
     };
 
-    // Transpose pre-pass for non-TN layouts: read + write each transposed operand.
-    let (ta, tb) = layout.transposes();
+    // Operand preparation (`crate::operand_prep`): a transpose of each operand a non-TN
+    // layout stores K×rows, and a padded copy of each operand whose rows a TMA schedule cannot
+    // read in place (K % 4 ≠ 0); each pass reads the operand and writes its K-major copy.
     let mut transpose_us = 0.0;
-    for (needed, elems) in [(ta, m * k), (tb, n * k)] {
-        if needed {
-            let bytes = 2.0 * elems * elem;
-            dram_bytes += bytes;
-            transpose_us += g.transpose_launch_us + bytes / (ctx.dram_bw * g.transpose_efficiency);
-        }
+    let prep = PrepPlan::new(s, layout, shape, 0, 0);
+    for p in [prep.a, prep.b].into_iter().flatten() {
+        let bytes = elem * (p.rows as f64 * p.k as f64 + p.workspace_words() as f64);
+        dram_bytes += bytes;
+        transpose_us += g.transpose_launch_us + bytes / (ctx.dram_bw * g.transpose_efficiency);
     }
 
     let terms = Terms {
@@ -1098,5 +1099,24 @@ mod tests {
         })
         .unwrap();
         assert!(json.contains("\"dominant\""), "{json}");
+    }
+
+    #[test]
+    fn ragged_k_prices_the_pad_for_tma_schedules_only() {
+        let m = CostModel::shipped();
+        let arch = h100();
+        let ragged = Shape::new(1000, 1000, 1001);
+        let tma = sched("wgmma_tf32_128x128x32_s4_wg1_swz1_np_c1_k1");
+        let mma = sched("mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1");
+        let padded = m.predict(&arch, &tma, &ragged, Layout::Tn);
+        assert!(padded.terms.transpose_us > 2.0 * m.global.transpose_launch_us);
+        assert_eq!(
+            m.predict(&arch, &mma, &ragged, Layout::Tn)
+                .terms
+                .transpose_us,
+            0.0
+        );
+        let aligned = m.predict(&arch, &tma, &Shape::new(1000, 1000, 1004), Layout::Tn);
+        assert_eq!(aligned.terms.transpose_us, 0.0);
     }
 }

@@ -268,7 +268,7 @@ impl Dispatcher {
                 "GEMM {m}x{n}x{k}: every dimension must be at least 1"
             )));
         }
-        if a % 4 != 0 || b % 4 != 0 {
+        if !a.is_multiple_of(4) || !b.is_multiple_of(4) {
             return Err(DeviceError::Other(format!(
                 "GEMM {m}x{n}x{k}: operands must be f32-aligned (A {a:#x}, B {b:#x})"
             )));

@@ -39,7 +39,8 @@ pub struct KernelVariant {
     pub persistence: Persistence,
     pub cluster: u32,
     pub split_k: bool,
-    /// K is a multiple of 4: rows of A and B are 16-byte aligned.
+    /// Rows of A and B reach the kernel 16-byte aligned (mma_sync: K % 4 == 0; wgmma always:
+    /// its tensor maps read a padded copy otherwise, `crate::operand_prep`).
     pub vec4: bool,
     /// How A and B are reduced to TF32 (`FORGE_ROUND`).
     pub rounding: Rounding,
@@ -56,7 +57,7 @@ impl KernelVariant {
             persistence: s.persistence,
             cluster: s.cluster,
             split_k: s.split_k > 1,
-            vec4: shape.k.is_multiple_of(4),
+            vec4: s.family == Family::Wgmma || shape.k.is_multiple_of(4),
             rounding,
         }
     }
@@ -268,8 +269,15 @@ mod tests {
         assert_ne!(rz, KernelVariant::new(&a, &shape, Rounding::NearestEven));
         assert!(rz.label().ends_with("_v1_rz"), "{}", rz.label());
         assert!(rz.prelude().contains("#define FORGE_ROUND 0\n"));
+        // Ragged K: mma_sync reads 4-byte rows; wgmma always reads 16-byte rows (a padded
+        // copy), so it needs no second binary.
         let ragged = Shape::new(1000, 1000, 1001);
-        assert!(!KernelVariant::new(&a, &ragged, Rounding::NearestEven).vec4);
+        let canonical = Schedule::canonical(Dtype::Tf32);
+        assert!(!KernelVariant::new(&canonical, &ragged, Rounding::NearestEven).vec4);
+        assert_eq!(
+            KernelVariant::new(&a, &ragged, Rounding::NearestEven),
+            KernelVariant::new(&a, &shape, Rounding::NearestEven)
+        );
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //! # Selection rule for shapes not in the table
 //! 1. An entry with the same (dtype, layout, M, N, K): its schedule (`Exact`).
 //! 2. Otherwise the tuned entry of the same dtype and layout nearest in log space,
-//!    distance² = ln²(M/M') + ln²(N/N') + ln²(K/K'), whose schedule can run the new shape
-//!    ([`space::runnable`]: a TMA schedule needs K % 4 == 0) (`Nearest`).
+//!    distance² = ln²(M/M') + ln²(N/N') + ln²(K/K') (`Nearest`). Every schedule runs every
+//!    shape: the dispatcher pads rows a TMA schedule cannot read in place (K % 4 ≠ 0).
 //! 3. Otherwise the canonical schedule, which is valid for every shape (`Canonical`).
 //!
 //! Every rule returns a schedule that passed the bit-exact gate or is the canonical one, so
@@ -710,7 +710,7 @@ impl Profile {
                 continue;
             }
             let d2: f64 = (0..3).map(|j| (dims[j] - wanted[j]).powi(2)).sum();
-            if best.is_none_or(|(_, b)| d2 < b) && space::runnable(&self.schedules[i], shape) {
+            if best.is_none_or(|(_, b)| d2 < b) {
                 best = Some((i, d2));
             }
         }
@@ -789,14 +789,13 @@ pub(crate) mod tests {
             Shape::new(600, 500, 520),
         ));
         assert!(matches!(s.rule, Rule::Nearest { entry: 1, .. }));
-        // K odd: no TMA schedule can run it, so the canonical one is chosen.
+        // K odd: the nearest TMA schedule runs it from a padded copy.
         let s = p.select(&Problem::new(
             Dtype::Tf32,
             Layout::Tn,
             Shape::new(600, 500, 521),
         ));
-        assert_eq!(s.rule, Rule::Canonical);
-        assert_eq!(s.schedule, Schedule::canonical(Dtype::Tf32));
+        assert!(matches!(s.rule, Rule::Nearest { entry: 1, .. }));
         let s = p.select(&Problem::new(
             Dtype::Tf32,
             Layout::Nn,

@@ -92,9 +92,6 @@ pub enum Rejection {
     WarpLayout {
         detail: &'static str,
     },
-    TmaAlignment {
-        k: u32,
-    },
     RedundantGroup {
         group: u32,
         band_tiles: u64,
@@ -146,11 +143,6 @@ impl fmt::Display for Rejection {
                 "{accumulators} f32 accumulators per thread exceed {limit}: registers would spill"
             ),
             Rejection::WarpLayout { detail } => write!(f, "no warp layout: {detail}"),
-            Rejection::TmaAlignment { k } => write!(
-                f,
-                "TMA needs 16-byte global row strides: K = {k} f32 is {} bytes per row",
-                4 * k
-            ),
             Rejection::RedundantGroup { group, band_tiles } => write!(
                 f,
                 "swizzle group {group} over {band_tiles} tiles walks the same order as group {}",
@@ -230,10 +222,9 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
             limit: MAX_ACCUMULATORS,
         });
     }
+    // K % 4 ≠ 0 is no rejection: TMA needs 16-byte row strides, so a wgmma schedule reads
+    // such operands from a padded copy (`crate::operand_prep`), which the cost model prices.
     check_worker_layout(s)?;
-    if s.family == Family::Wgmma && !shape.k.is_multiple_of(4) {
-        return Err(Rejection::TmaAlignment { k: shape.k });
-    }
     let grid = s.work_grid(shape);
     if s.cluster > 1 && grid.tiles_m < 2 {
         return Err(Rejection::ClusterTooTall {
@@ -272,14 +263,6 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
         });
     }
     Ok(())
-}
-
-/// Whether a schedule that is valid for some shape on an architecture also computes `shape`
-/// correctly. Only the alignment rule depends on the shape (TMA needs 16-byte rows); the other
-/// shape-dependent rules of [`check`] prune wasteful schedules, not incorrect ones. Cheap
-/// enough for per-call dispatch.
-pub fn runnable(s: &Schedule, shape: &Shape) -> bool {
-    s.family != Family::Wgmma || shape.k.is_multiple_of(4)
 }
 
 /// Warps (mma_sync) or warpgroups (wgmma) must split the tile evenly.
@@ -413,13 +396,11 @@ mod tests {
     }
 
     #[test]
-    fn tma_needs_16_byte_rows_and_mma_sync_does_not() {
+    fn ragged_k_is_valid_for_both_families() {
+        // TMA schedules read K % 4 ≠ 0 operands from a padded copy (`operand_prep`).
         let ragged = Shape::new(1000, 1000, 1001);
         let s = wgmma("wgmma_tf32_128x128x32_s4_wg1_swz1_np_c1_k1");
-        assert_eq!(
-            check(&h100(), &s, &ragged),
-            Err(Rejection::TmaAlignment { k: 1001 })
-        );
+        assert_eq!(check(&h100(), &s, &ragged), Ok(()));
         let c = Schedule::canonical(Dtype::Tf32);
         assert_eq!(check(&h100(), &c, &ragged), Ok(()));
     }

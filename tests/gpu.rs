@@ -7,6 +7,7 @@ use forge::device::buffers::DeviceBuffer;
 use forge::device::cache::KernelCache;
 use forge::device::fill::UtilKernels;
 use forge::device::kernel::LoadedVariant;
+use forge::device::prep::PrepKernel;
 use forge::dispatch::Dispatcher;
 use forge::gate::{self, POISON_BITS};
 use forge::kernel_source::KernelVariant;
@@ -16,7 +17,7 @@ use forge::reference::{self, TENSOR_A, TENSOR_B};
 use forge::report::Verdict;
 use forge::schedule::{Dtype, Layout, Schedule};
 use forge::shape::Shape;
-use forge::tune::worker::{Inputs, LoadedKernels, run_once};
+use forge::tune::worker::{Inputs, LoadedKernels, Runner, run_once};
 
 fn gpu() -> Option<Gpu> {
     match Gpu::open(0) {
@@ -43,10 +44,12 @@ fn inputs(gpu: &Gpu, util: &UtilKernels, shape: &Shape, seed: u64) -> Inputs {
     util.fill_random(gpu, &a, seed, 0, TENSOR_A).unwrap();
     util.fill_random(gpu, &b, seed, 0, TENSOR_B).unwrap();
     Inputs {
+        layout: Layout::Tn,
         a: vec![a],
         b: vec![b],
         c: vec![DeviceBuffer::new(&gpu.ctx, m * n).unwrap()],
         workspace: DeviceBuffer::new(&gpu.ctx, 4 * m * n).unwrap(),
+        tn: None,
     }
 }
 
@@ -78,7 +81,9 @@ fn run(
     ins: &Inputs,
 ) -> Vec<f32> {
     let lv = loaded.load(gpu, cache, s, shape).unwrap();
-    run_once(gpu, lv, s, shape, ins).unwrap()
+    let prep = PrepKernel::load(gpu, cache).unwrap();
+    let runner = Runner::new(gpu, lv, &prep, s, Layout::Tn, shape, ins.operands()).unwrap();
+    run_once(gpu, &runner, s, ins).unwrap()
 }
 
 /// ‖C − ref‖/‖ref‖ over sampled elements.
@@ -192,7 +197,9 @@ fn chained_tail_is_bit_identical_and_reruns_identically() {
             .unwrap();
         assert!(p.params.tail_pieces > 1, "{shape} {name}: no chained tail");
         assert!(p.workspace_words as usize <= ins.workspace.len());
-        let first = run_once(&gpu, lv, &s, &shape, &ins).unwrap();
+        let prep = PrepKernel::load(&gpu, &cache).unwrap();
+        let runner = Runner::new(&gpu, lv, &prep, &s, Layout::Tn, &shape, ins.operands()).unwrap();
+        let first = run_once(&gpu, &runner, &s, &ins).unwrap();
         let g = gate::compare(&golden, &first);
         eprintln!(
             "{shape} {name}: {} pieces per tail tile, gate {:?} ({} differ)",

@@ -24,3 +24,27 @@ fn every_variant_compiles_clean_for_sm_90a() {
         report.failed.join("\n")
     );
 }
+
+/// The operand-preparation kernel (`kernels/operand_prep.cu`) compiles clean too.
+#[test]
+fn operand_prep_compiles_clean_for_sm_90a() {
+    if !forge::device::nvrtc::available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide libnvrtc (see .ci/run)"
+        );
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: libnvrtc not found");
+        return;
+    }
+    use forge::device::{nvrtc, prep};
+    let compiled = nvrtc::compile("forge_operand_prep", prep::SOURCE, "sm_90a").unwrap();
+    let report = nvrtc::PtxasReport::parse(&compiled.log, prep::ENTRY);
+    assert!(
+        report.registers > 0,
+        "no ptxas report for {}:\n{}",
+        prep::ENTRY,
+        compiled.log
+    );
+    assert!(report.clean(), "{report:?}\n{}", compiled.log);
+}

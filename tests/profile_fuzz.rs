@@ -256,7 +256,7 @@ fn shapes() -> Vec<Shape> {
     out
 }
 
-/// Every selection of a loaded profile is valid, bit-exact and runnable.
+/// Every selection of a loaded profile is valid and bit-exact.
 fn check_selections(p: &Profile, grid: &[Shape]) {
     let arch = p.arch();
     assert_eq!(p.meta.entries, p.entries.len());
@@ -270,7 +270,6 @@ fn check_selections(p: &Profile, grid: &[Shape]) {
             assert!(s.dtype.has_kernels(), "{s} for {problem}");
             assert_eq!(s.dtype, Dtype::Tf32, "{s} for {problem}");
             assert!(!s.changes_reduction_order(), "{s} for {problem}");
-            assert!(space::runnable(&s, shape), "{s} cannot run {shape}");
             match sel.rule {
                 Rule::Exact { entry } => {
                     assert_eq!(p.entries[entry].problem(), problem);

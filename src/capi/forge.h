@@ -56,10 +56,12 @@ enum {
 /* Operand layouts, all row-major (the last index is contiguous), named as forge's profiles name
  * them. C is always M x N row-major, f32.
  *   TN: A is M x K, B is N x K (both K-contiguous): C = A * B^T. The kernels' native layout.
- *   NN: A is M x K, B is K x N: C = A * B.             (not supported yet)
- *   TT: A is K x M, B is N x K: C = A^T * B^T.         (not supported yet)
- *   NT: A is K x M, B is K x N: C = A^T * B.           (not supported yet)
- * forge_gemm accepts FORGE_LAYOUT_TN only; the others return FORGE_ERROR_UNSUPPORTED. */
+ *   NN: A is M x K, B is K x N: C = A * B.
+ *   TT: A is K x M, B is N x K: C = A^T * B^T.
+ *   NT: A is K x M, B is K x N: C = A^T * B.
+ * For NN, TT and NT forge_gemm first transposes the K x rows operands into a workspace of the
+ * launch plan (one extra pass over each); the product is bit-identical to the TN product of the
+ * transposed operands. */
 typedef int forge_layout;
 enum {
     FORGE_LAYOUT_TN = 0,
@@ -121,17 +123,21 @@ void forge_profile_close(forge_profile *profile);
 forge_status forge_dispatcher_open(const char *profile_path, int device, const char *cache_dir,
                                    forge_dispatcher **out);
 
-/* The schedule forge_gemm would launch for this problem (layout TN only). */
+/* The schedule forge_gemm would launch for this problem (a layout without profile entries gets
+ * the TN choice for the shape). */
 forge_status forge_dispatcher_select(const forge_dispatcher *dispatcher, forge_layout layout,
                                      int64_t m, int64_t n, int64_t k, forge_selection *out);
 
-/* C = A * B^T (TF32 tensor-core math on f32 storage; no alpha/beta: C is overwritten), enqueued
- * on `stream` and asynchronous with respect to the host, like a CUDA kernel launch.
+/* C = op(A) * op(B), A and B stored as `layout` says (TF32 tensor-core math on f32 storage; no
+ * alpha/beta: C is overwritten), enqueued on `stream` and asynchronous with respect to the host,
+ * like a CUDA kernel launch.
  *
- *   layout   FORGE_LAYOUT_TN (others: FORGE_ERROR_UNSUPPORTED)
+ *   layout   any forge_layout
  *   m, n, k  in [1, 2^31 - 1]
- *   a        device pointer, M x K f32, row stride lda == k (packed)
- *   b        device pointer, N x K f32, row stride ldb == k (packed)
+ *   a        device pointer, M x K f32 with row stride lda == k, or for TT and NT K x M with
+ *            lda == m (packed)
+ *   b        device pointer, N x K f32 with row stride ldb == k, or for NN and NT K x N with
+ *            ldb == n (packed)
  *   c        device pointer, M x N f32, row stride ldc == n (packed)
  *            a, b and c must be 16-byte aligned (every cudaMalloc / PyTorch allocation is);
  *            C must not overlap A or B.

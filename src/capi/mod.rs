@@ -116,18 +116,6 @@ pub fn layout_from_c(layout: c_int) -> Result<Layout, Failure> {
     }
 }
 
-/// Only the kernels' native layout runs today.
-pub fn require_tn(layout: Layout) -> Result<(), Failure> {
-    match layout {
-        Layout::Tn => Ok(()),
-        other => Err(Failure::unsupported(format!(
-            "layout = {} is not supported yet: the kernels take TN only (A M×K and B N×K, \
-             both row-major; C = A·Bᵀ)",
-            other.as_str().to_uppercase()
-        ))),
-    }
-}
-
 /// One dimension, in [1, 2^31 − 1].
 pub fn dim(name: &str, value: i64) -> Result<u32, Failure> {
     if value < 1 || value as u64 > MAX_DIM {
@@ -172,9 +160,9 @@ fn pointer(name: &str, value: u64) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Every check of a GEMM's arguments that does not need the device: the layout the kernels
-/// run (TN), dimensions, packed leading dimensions and aligned non-null pointers. Returns
-/// the shape.
+/// Every check of a GEMM's arguments that does not need the device: the layout, dimensions,
+/// packed leading dimensions (of each operand as the layout stores it) and aligned non-null
+/// pointers. Returns the layout and the shape.
 #[allow(clippy::too_many_arguments)]
 pub fn check_gemm(
     layout: c_int,
@@ -187,16 +175,50 @@ pub fn check_gemm(
     ldb: i64,
     c: u64,
     ldc: i64,
-) -> Result<Shape, Failure> {
-    require_tn(layout_from_c(layout)?)?;
+) -> Result<(Layout, Shape), Failure> {
+    let layout = layout_from_c(layout)?;
     let shape = shape(m, n, k)?;
-    leading_dim("lda", lda, shape.k, "with layout TN, A (M×K)", "k")?;
-    leading_dim("ldb", ldb, shape.k, "with layout TN, B (N×K)", "k")?;
+    let name = layout.as_str().to_uppercase();
+    let (a_transposed, b_transposed) = layout.transposes();
+    if a_transposed {
+        leading_dim(
+            "lda",
+            lda,
+            shape.m,
+            &format!("with layout {name}, A (K×M)"),
+            "m",
+        )?;
+    } else {
+        leading_dim(
+            "lda",
+            lda,
+            shape.k,
+            &format!("with layout {name}, A (M×K)"),
+            "k",
+        )?;
+    }
+    if b_transposed {
+        leading_dim(
+            "ldb",
+            ldb,
+            shape.n,
+            &format!("with layout {name}, B (K×N)"),
+            "n",
+        )?;
+    } else {
+        leading_dim(
+            "ldb",
+            ldb,
+            shape.k,
+            &format!("with layout {name}, B (N×K)"),
+            "k",
+        )?;
+    }
     leading_dim("ldc", ldc, shape.n, "C (M×N)", "n")?;
     pointer("a", a)?;
     pointer("b", b)?;
     pointer("c", c)?;
-    Ok(shape)
+    Ok((layout, shape))
 }
 
 /// Opens a dispatcher: the profile first (so a missing profile is reported on any machine),
@@ -468,9 +490,9 @@ pub unsafe extern "C" fn forge_dispatcher_select(
     run("forge_dispatcher_select", || {
         let d = unsafe { dispatcher.as_ref() }.ok_or(Failure::invalid("dispatcher is NULL"))?;
         let out = unsafe { out.as_mut() }.ok_or(Failure::invalid("out is NULL"))?;
-        require_tn(layout_from_c(layout)?)?;
-        let shape = shape(m, n, k)?;
-        write_selection(&d.dispatcher.selection(&shape), out)
+        let layout = layout_from_c(layout)?;
+        let problem = Problem::new(Dtype::Tf32, layout, shape(m, n, k)?);
+        write_selection(&d.dispatcher.selection_for(&problem), out)
     })
 }
 
@@ -497,11 +519,12 @@ pub unsafe extern "C" fn forge_gemm(
     run("forge_gemm", || {
         let d = unsafe { dispatcher.as_ref() }.ok_or(Failure::invalid("dispatcher is NULL"))?;
         let (a, b, c) = (a as u64, b as u64, c as u64);
-        let s = check_gemm(layout, m, n, k, a, lda, b, ldb, c, ldc)?;
+        let (layout, s) = check_gemm(layout, m, n, k, a, lda, b, ldb, c, ldc)?;
         // Safety: the caller's guarantees on the pointers and the stream (the header).
         unsafe {
-            d.dispatcher.gemm_raw(
+            d.dispatcher.gemm_layout_raw(
                 stream as cudarc::driver::sys::CUstream,
+                layout,
                 s.m,
                 s.n,
                 s.k,
@@ -540,16 +563,30 @@ mod tests {
     const P: u64 = 0x7f00_0000_0000;
 
     fn tn(m: i64, n: i64, k: i64) -> Result<Shape, Failure> {
-        check_gemm(FORGE_LAYOUT_TN, m, n, k, P, k, P + 4096, k, P + 8192, n)
+        check_gemm(FORGE_LAYOUT_TN, m, n, k, P, k, P + 4096, k, P + 8192, n).map(|(_, s)| s)
     }
 
     #[test]
     fn gemm_checks_name_the_argument() {
         assert_eq!(tn(128, 64, K), Ok(Shape::new(128, 64, 256)));
-        let f = check_gemm(FORGE_LAYOUT_NN, 1, 1, 1, P, 1, P, 1, P, 1).unwrap_err();
+        // Each layout's leading dimensions are its stored operands' row lengths.
+        let (m, n) = (128, 64);
+        for (layout, lda, ldb) in [
+            (FORGE_LAYOUT_NN, K, n),
+            (FORGE_LAYOUT_TT, m, K),
+            (FORGE_LAYOUT_NT, m, n),
+        ] {
+            let ok = check_gemm(layout, m, n, K, P, lda, P, ldb, P, n).unwrap();
+            assert_eq!(
+                ok,
+                (layout_from_c(layout).unwrap(), Shape::new(128, 64, 256))
+            );
+        }
+        let f = check_gemm(FORGE_LAYOUT_NT, m, n, K, P, K, P, n, P, n).unwrap_err();
         assert_eq!(f.status, FORGE_ERROR_UNSUPPORTED);
         assert!(
-            f.message.starts_with("layout = NN is not supported yet"),
+            f.message
+                .starts_with("lda = 256 is not supported yet: with layout NT, A (K×M)"),
             "{f}"
         );
         let f = check_gemm(7, 1, 1, 1, P, 1, P, 1, P, 1).unwrap_err();

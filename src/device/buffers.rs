@@ -25,6 +25,15 @@ impl DeviceBuffer {
         })
     }
 
+    /// A buffer holding a copy of `data`.
+    pub fn from_host(ctx: &Arc<CudaContext>, data: &[f32]) -> Result<DeviceBuffer, DeviceError> {
+        let buf = DeviceBuffer::new(ctx, data.len())?;
+        if !data.is_empty() {
+            unsafe { result::memcpy_htod_sync(buf.ptr, data) }?;
+        }
+        Ok(buf)
+    }
+
     pub fn ptr(&self) -> sys::CUdeviceptr {
         self.ptr
     }

@@ -4,6 +4,7 @@
 
 use super::buffers::DeviceBuffer;
 use super::{DeviceError, Gpu};
+use crate::schedule::Layout;
 use crate::shape::Shape;
 use cudarc::cublas::{CudaBlas, sys};
 use std::ffi::c_void;
@@ -13,8 +14,8 @@ const WORKSPACE_WORDS: usize = 8 << 20;
 
 /// How the baseline is computed, for reports.
 pub const CUBLAS_MODE: &str = "cuBLAS cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32, \
-CUBLAS_GEMM_DEFAULT (cuBLAS heuristic), f32 in/out, C = A·Bᵀ with A M×K and B N×K row-major, \
-32 MiB workspace";
+CUBLAS_GEMM_DEFAULT (cuBLAS heuristic), f32 in/out, C = A·Bᵀ with A M×K and B N×K row-major (other layouts: the matching \
+cuBLAS transposes on the stored operands), 32 MiB workspace";
 
 pub struct Cublas {
     blas: CudaBlas,
@@ -63,29 +64,56 @@ impl Cublas {
     }
 
     /// C (M×N row-major) = A (M×K row-major) · B (N×K row-major)ᵀ.
-    ///
-    /// Column-major view: Cᵀ (N×M, ld N) = op(B) · op(A) with B read as a K×N column-major
-    /// matrix transposed (lda K) and A as K×M column-major, not transposed (ldb K).
     pub fn gemm(&self, shape: &Shape, a: u64, b: u64, c: u64) -> Result<(), DeviceError> {
+        self.gemm_layout(shape, Layout::Tn, a, b, c)
+    }
+
+    /// C (M×N row-major) = op(A) · op(B) with A and B stored as `layout` says
+    /// ([`Layout`]: A M×K or K×M, B N×K or K×N, row-major).
+    ///
+    /// Column-major view: Cᵀ (N×M, ld N) = B′ (N×K) · A′ (K×M). B stored N×K row-major is a
+    /// K×N column-major matrix (op T, ld K); stored K×N row-major it is N×K column-major (op N,
+    /// ld N). A stored M×K row-major is K×M column-major (op N, ld K); stored K×M row-major it
+    /// is M×K column-major (op T, ld M).
+    pub fn gemm_layout(
+        &self,
+        shape: &Shape,
+        layout: Layout,
+        a: u64,
+        b: u64,
+        c: u64,
+    ) -> Result<(), DeviceError> {
+        use sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
         let (alpha, beta) = (1.0f32, 0.0f32);
         let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
+        let (a_transposed, b_transposed) = layout.transposes();
+        let (op_b, ld_b) = if b_transposed {
+            (CUBLAS_OP_N, n)
+        } else {
+            (CUBLAS_OP_T, k)
+        };
+        let (op_a, ld_a) = if a_transposed {
+            (CUBLAS_OP_T, m)
+        } else {
+            (CUBLAS_OP_N, k)
+        };
         unsafe {
             check(
                 "cublasGemmEx",
                 sys::cublasGemmEx(
                     *self.blas.handle(),
-                    sys::cublasOperation_t::CUBLAS_OP_T,
-                    sys::cublasOperation_t::CUBLAS_OP_N,
+                    op_b,
+                    op_a,
                     n,
                     m,
                     k,
                     &alpha as *const f32 as *const c_void,
                     b as *const c_void,
                     sys::cudaDataType::CUDA_R_32F,
-                    k,
+                    ld_b,
                     a as *const c_void,
                     sys::cudaDataType::CUDA_R_32F,
-                    k,
+                    ld_a,
                     &beta as *const f32 as *const c_void,
                     c as *mut c_void,
                     sys::cudaDataType::CUDA_R_32F,

@@ -52,47 +52,63 @@ impl PrepKernel {
         dst: u64,
     ) -> Result<(), DeviceError> {
         // Safety: a cudarc stream is a live stream of its context.
-        unsafe { self.launch_raw(stream.cu_stream(), prep, src, dst) }
+        unsafe { self.launch_raw(stream.cu_stream(), &[(prep, src, dst)]) }
     }
 
-    /// [`PrepKernel::launch`] on a raw driver stream.
+    /// Runs one or two passes `(prep, src, dst)` in one launch on a raw driver stream.
     ///
     /// # Safety
     /// `stream` must be null, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` or a live stream of
-    /// the current context, which must be the one the kernel was loaded in; `src` must hold
-    /// the stored operand and `dst` `prep.workspace_words()` f32.
+    /// the current context, which must be the one the kernel was loaded in; each `src` must
+    /// hold its stored operand and each `dst` `prep.workspace_words()` f32.
     pub unsafe fn launch_raw(
         &self,
         stream: sys::CUstream,
-        prep: &OperandPrep,
-        src: u64,
-        dst: u64,
+        passes: &[(&OperandPrep, u64, u64)],
     ) -> Result<(), DeviceError> {
-        let (mut src, mut dst) = (src, dst);
-        let (mut rows, mut cols) = (prep.rows as i32, prep.k as i32);
-        let (mut ld_in, mut ld_out) = (prep.ld_in as i64, prep.ld_out as i64);
-        let mut transpose = prep.transpose as i32;
-        let mut args: [*mut c_void; 7] = [
-            &mut src as *mut u64 as *mut c_void,
-            &mut dst as *mut u64 as *mut c_void,
-            &mut rows as *mut i32 as *mut c_void,
-            &mut cols as *mut i32 as *mut c_void,
-            &mut ld_in as *mut i64 as *mut c_void,
-            &mut ld_out as *mut i64 as *mut c_void,
-            &mut transpose as *mut i32 as *mut c_void,
-        ];
-        let grid_y = prep.rows.div_ceil(TILE_ROWS);
+        let pass = |&(p, src, dst): &(&OperandPrep, u64, u64)| PrepPass {
+            src,
+            dst,
+            rows: p.rows as i32,
+            cols: p.k as i32,
+            ld_in: p.ld_in as i64,
+            ld_out: p.ld_out as i64,
+            transpose: p.transpose as i32,
+        };
+        let (mut p0, mut p1) = match passes {
+            [one] => (pass(one), pass(one)),
+            [first, second] => (pass(first), pass(second)),
+            _ => {
+                return Err(DeviceError::Other(format!(
+                    "operand preparation runs 1 or 2 passes per launch, not {}",
+                    passes.len()
+                )));
+            }
+        };
+        let grid_x = passes
+            .iter()
+            .map(|(p, ..)| p.ld_out.div_ceil(TILE_COLS))
+            .max();
+        let grid_y = passes
+            .iter()
+            .map(|(p, ..)| p.rows.div_ceil(TILE_ROWS))
+            .max();
+        let (grid_x, grid_y) = (grid_x.unwrap_or(1), grid_y.unwrap_or(1));
         if grid_y > 65535 {
             return Err(DeviceError::Other(format!(
                 "operand preparation of {} rows: at most {} rows",
-                prep.rows,
+                grid_y * TILE_ROWS,
                 65535 * TILE_ROWS
             )));
         }
+        let mut args: [*mut c_void; 2] = [
+            &mut p0 as *mut PrepPass as *mut c_void,
+            &mut p1 as *mut PrepPass as *mut c_void,
+        ];
         let config = sys::CUlaunchConfig {
-            gridDimX: prep.ld_out.div_ceil(TILE_COLS),
+            gridDimX: grid_x,
             gridDimY: grid_y,
-            gridDimZ: 1,
+            gridDimZ: passes.len() as u32,
             blockDimX: 32,
             blockDimY: 8,
             blockDimZ: 1,
@@ -101,7 +117,8 @@ impl PrepKernel {
             attrs: std::ptr::null_mut(),
             numAttrs: 0,
         };
-        // Safety: `args` match `forge_operand_prep`; the caller vouches for the rest.
+        // Safety: `args` match `forge_operand_prep(ForgePrepPass, ForgePrepPass)`; the caller
+        // vouches for the rest.
         unsafe {
             sys::cuLaunchKernelEx(
                 &config,
@@ -113,6 +130,19 @@ impl PrepKernel {
         .result()?;
         Ok(())
     }
+}
+
+/// One pass as the kernel takes it (`ForgePrepPass` in kernels/operand_prep.cu, 48 bytes).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct PrepPass {
+    src: u64,
+    dst: u64,
+    rows: i32,
+    cols: i32,
+    ld_in: i64,
+    ld_out: i64,
+    transpose: i32,
 }
 
 impl PreparedOperands {
@@ -157,13 +187,25 @@ impl PreparedOperands {
         a: u64,
         b: u64,
     ) -> Result<(), DeviceError> {
-        for (prep, buf, src) in [(&self.plan.a, &self.a, a), (&self.plan.b, &self.b, b)] {
-            if let (Some(prep), Some(buf)) = (prep, buf) {
-                // Safety: the caller's guarantees; `buf` holds the plan's workspace.
-                unsafe { kernel.launch_raw(stream, prep, src, buf.ptr()) }?;
-            }
+        let pa = self
+            .plan
+            .a
+            .as_ref()
+            .zip(self.a.as_ref())
+            .map(|(p, w)| (p, a, w.ptr()));
+        let pb = self
+            .plan
+            .b
+            .as_ref()
+            .zip(self.b.as_ref())
+            .map(|(p, w)| (p, b, w.ptr()));
+        // Safety (each launch): the caller's guarantees; the buffers hold the plan's
+        // workspaces.
+        match (pa, pb) {
+            (Some(pa), Some(pb)) => unsafe { kernel.launch_raw(stream, &[pa, pb]) },
+            (Some(one), None) | (None, Some(one)) => unsafe { kernel.launch_raw(stream, &[one]) },
+            (None, None) => Ok(()),
         }
-        Ok(())
     }
 
     /// [`PreparedOperands::run_raw`] on a cudarc stream.

@@ -4,26 +4,28 @@
 //! per (schedule, shape), so a sanitizer's findings name both. `--plan PROFILE` prints the
 //! (schedule, shape) pairs the sanitizer script runs for a profile.
 
-use super::worker::{Inputs, LoadedKernels, run_once};
+use super::worker::{LoadedKernels, Runner, fill_inputs, run_once};
 use crate::arch::Arch;
 use crate::contract::Contract;
 use crate::device::Gpu;
 use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::fill::UtilKernels;
+use crate::device::prep::PrepKernel;
 use crate::durable::FsError;
 use crate::gate;
+use crate::problem::Problem;
 use crate::profile::Profile;
-use crate::reference::{TENSOR_A, TENSOR_B};
 use crate::report::Verdict;
-use crate::schedule::{Family, Schedule};
+use crate::schedule::{Family, Layout, Schedule};
 use crate::shape::Shape;
 use crate::space::{self, Rejection};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 
 /// The ragged shapes every schedule is run on besides its smallest valid one: K % 4 == 0
-/// for TMA (wgmma) schedules, an odd K for mma_sync ones (which take any K).
+/// (rows a TMA schedule reads in place) and an odd K (which mma_sync reads in place and a TMA
+/// schedule reads from a padded copy).
 pub const RAGGED: Shape = Shape::new(1000, 1000, 1000);
 pub const RAGGED_TMA: Shape = Shape::new(257, 513, 1028);
 pub const RAGGED_ANY_K: Shape = Shape::new(257, 513, 1025);
@@ -34,8 +36,7 @@ pub fn is_ragged(shape: &Shape) -> bool {
 }
 
 /// Whether `schedule` computes `shape` correctly on `arch`: valid there, or rejected only by
-/// a rule that prunes wasteful schedules (the ones [`space::runnable`] ignores, as the
-/// profile's nearest-shape rule does).
+/// a rule that prunes wasteful schedules (as the profile's nearest-shape rule ignores them).
 pub fn launchable(arch: &Arch, schedule: &Schedule, shape: &Shape) -> Result<(), String> {
     if schedule.changes_reduction_order() {
         return Err(format!(
@@ -49,8 +50,7 @@ pub fn launchable(arch: &Arch, schedule: &Schedule, shape: &Shape) -> Result<(),
             | Rejection::SplitTooFine { .. }
             | Rejection::ClusterTooTall { .. }
             | Rejection::NoTailToChain { .. },
-        ) if space::runnable(schedule, shape) => Ok(()),
-        Ok(()) => Err(format!("{schedule} cannot run {shape}")),
+        ) => Ok(()),
         Err(reason) => Err(format!(
             "{schedule} cannot run {shape} on {}: {reason}",
             arch.name
@@ -114,12 +114,12 @@ pub fn plan(profile: &Profile, runners_up: bool) -> Vec<(Schedule, Shape)> {
     let arch = profile.arch();
     let mut out = vec![];
     for s in schedules {
-        let ragged = match s.family {
-            Family::Wgmma => RAGGED_TMA,
-            Family::MmaSync => RAGGED_ANY_K,
+        let ragged: &[Shape] = match s.family {
+            Family::Wgmma => &[RAGGED, RAGGED_TMA, RAGGED_ANY_K],
+            Family::MmaSync => &[RAGGED, RAGGED_ANY_K],
         };
         let mut shapes: Vec<Shape> = small_shape(arch, &s).into_iter().collect();
-        for r in [RAGGED, ragged] {
+        for &r in ragged {
             if !shapes.contains(&r) && launchable(arch, &s, &r).is_ok() {
                 shapes.push(r);
             }
@@ -176,30 +176,31 @@ pub fn run(opts: &LaunchOptions) -> anyhow::Result<(String, bool)> {
     launchable(&arch, &schedule, &shape).map_err(anyhow::Error::msg)?;
     let cache = KernelCache::new(&opts.cache_dir)?;
     let util = UtilKernels::load(&gpu, &cache)?;
-    let (m, n, k) = (shape.m as usize, shape.n as usize, shape.k as usize);
-    let a = DeviceBuffer::new(&gpu.ctx, m * k)?;
-    let b = DeviceBuffer::new(&gpu.ctx, n * k)?;
-    util.fill_random(&gpu, &a, opts.seed, 0, TENSOR_A)?;
-    util.fill_random(&gpu, &b, opts.seed, 0, TENSOR_B)?;
-    let mut inputs = Inputs {
-        a: vec![a],
-        b: vec![b],
-        c: vec![DeviceBuffer::new(&gpu.ctx, m * n)?],
-        workspace: DeviceBuffer::new(&gpu.ctx, 1)?,
-    };
+    let prep = PrepKernel::load(&gpu, &cache)?;
+    let problem = Problem::new(schedule.dtype, Layout::Tn, shape);
+    let mut inputs = fill_inputs(&gpu, &util, &prep, &problem, opts.seed, 1)?;
     let mut loaded = LoadedKernels::new(opts.contract.rounding);
     let canonical = Schedule::canonical(schedule.dtype);
     let golden = match opts
         .golden
         .as_deref()
-        .map(|p| read_golden(p, m * n))
+        .map(|p| read_golden(p, shape.m as usize * shape.n as usize))
         .transpose()?
         .flatten()
     {
         Some(g) => g,
         None => {
             let lv = loaded.load(&gpu, &cache, &canonical, &shape)?;
-            let g = run_once(&gpu, lv, &canonical, &shape, &inputs)?;
+            let runner = Runner::new(
+                &gpu,
+                lv,
+                &prep,
+                &canonical,
+                Layout::Tn,
+                &shape,
+                inputs.operands(),
+            )?;
+            let g = run_once(&gpu, &runner, &canonical, &inputs)?;
             if let Some(path) = &opts.golden {
                 let bytes: Vec<u8> = g.iter().flat_map(|v| v.to_le_bytes()).collect();
                 crate::util::write_atomically(path, &bytes)
@@ -209,18 +210,21 @@ pub fn run(opts: &LaunchOptions) -> anyhow::Result<(String, bool)> {
         }
     };
     loaded.load(&gpu, &cache, &schedule, &shape)?;
-    let words =
-        schedule.workspace_words(&shape, loaded.get(&schedule, &shape).resident_ctas) as usize;
+    let lv = loaded.get(&schedule, &shape);
+    let words = schedule.workspace_words(&shape, lv.resident_ctas) as usize;
     if words > inputs.workspace.len() {
         inputs.workspace = DeviceBuffer::new(&gpu.ctx, words)?;
     }
-    let out = run_once(
+    let out = Runner::new(
         &gpu,
-        loaded.get(&schedule, &shape),
+        lv,
+        &prep,
         &schedule,
+        Layout::Tn,
         &shape,
-        &inputs,
+        inputs.operands(),
     )
+    .and_then(|runner| run_once(&gpu, &runner, &schedule, &inputs))
     .with_context(|| format!("running {schedule} on {shape}"))?;
     let g = gate::compare(&golden, &out);
     let head = format!(
@@ -281,8 +285,9 @@ mod tests {
             .parse()
             .unwrap();
         assert!(launchable(p.arch(), &split, &RAGGED).is_err());
-        // TMA needs K % 4 == 0.
+        // A TMA schedule runs an odd K from a padded copy.
         let tma: Schedule = p.entries[0].schedule.parse().unwrap();
-        assert!(launchable(p.arch(), &tma, &RAGGED_ANY_K).is_err());
+        assert_eq!(tma.family, Family::Wgmma);
+        assert!(plan.contains(&(tma, RAGGED_ANY_K)));
     }
 }

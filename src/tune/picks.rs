@@ -43,15 +43,38 @@ pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
     out
 }
 
+/// Schedules of each instruction family a screen times at least (when the space has them):
+/// where the model ranks one family far below the other (the wgmma family behind a padded copy
+/// at K % 4 ≠ 0, priced by a transpose term never calibrated), the measurement decides.
+pub const PER_FAMILY: usize = 2;
+
 /// The screen's picks with their 0-based rank: every schedule when `exhaustive`, else the
-/// diverse top `top`; plus the best split-K schedule (expected to fail the gate: it prices
-/// determinism, fastest passing against fastest overall) and the canonical schedule.
+/// diverse top `top`, topped up to [`PER_FAMILY`] diverse picks of each family; plus the best
+/// split-K schedule (expected to fail the gate: it prices determinism, fastest passing against
+/// fastest overall) and the canonical schedule.
 pub fn screen_picks(ranked: &[Ranked], top: usize, exhaustive: bool) -> Vec<(usize, &Ranked)> {
     let mut picks: Vec<(usize, &Ranked)> = if exhaustive {
         ranked.iter().enumerate().collect()
     } else {
         pick_diverse(ranked, top)
     };
+    for family in Family::ALL {
+        let index: Vec<usize> = (0..ranked.len())
+            .filter(|&i| ranked[i].schedule.family == family)
+            .collect();
+        let of_family: Vec<Ranked> = index.iter().map(|&i| ranked[i]).collect();
+        let mut have = picks
+            .iter()
+            .filter(|(_, r)| r.schedule.family == family)
+            .count();
+        for (j, _) in pick_diverse(&of_family, PER_FAMILY) {
+            let i = index[j];
+            if have < PER_FAMILY && !picks.iter().any(|(p, _)| *p == i) {
+                picks.push((i, &ranked[i]));
+                have += 1;
+            }
+        }
+    }
     let mut add = |wanted: &dyn Fn(&Schedule) -> bool| {
         if !picks.iter().any(|(_, r)| wanted(&r.schedule))
             && let Some(p) = ranked.iter().position(|r| wanted(&r.schedule))
@@ -114,4 +137,35 @@ pub fn compile(
             candidate(*rank, r, status)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::Arch;
+    use crate::cost_model::CostModel;
+    use crate::schedule::{Dtype, Layout};
+    use crate::shape::Shape;
+
+    #[test]
+    fn every_family_is_screened_even_where_the_model_ranks_it_last() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let model = CostModel::shipped();
+        for shape in [Shape::new(1000, 1000, 1001), Shape::new(4096, 4096, 4096)] {
+            let ranked = model.rank(&arch, Dtype::Tf32, Layout::Tn, &shape);
+            let picks = screen_picks(&ranked, 10, false);
+            for family in Family::ALL {
+                let exact = picks
+                    .iter()
+                    .filter(|(_, r)| r.schedule.family == family)
+                    .filter(|(_, r)| !r.schedule.changes_reduction_order())
+                    .count();
+                assert!(exact >= PER_FAMILY, "{shape}: {exact} {family:?} picks");
+            }
+            let mut ranks: Vec<usize> = picks.iter().map(|(i, _)| *i).collect();
+            ranks.sort();
+            ranks.dedup();
+            assert_eq!(ranks.len(), picks.len(), "{shape}: a schedule picked twice");
+        }
+    }
 }

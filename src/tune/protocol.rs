@@ -103,6 +103,16 @@ pub enum Event {
         cublas: Measurement,
         rounds: u32,
     },
+    /// The operand-preparation passes of a head-to-head's schedule timed alone (transposes for
+    /// a non-TN layout, pads for rows a TMA schedule cannot read in place).
+    Prep {
+        #[serde(with = "schedule::by_name")]
+        schedule: Schedule,
+        measurement: Measurement,
+        passes: u32,
+        /// Bytes the passes read and write.
+        bytes: u64,
+    },
     Result {
         #[serde(with = "schedule::by_name")]
         schedule: Schedule,

@@ -186,7 +186,7 @@ pub fn screen(
                         res.outcomes.insert(schedule, (status, measured, gate));
                     }
                     Event::Done => done = true,
-                    Event::HeadToHead { .. } => {}
+                    Event::HeadToHead { .. } | Event::Prep { .. } => {}
                 },
                 Ok(Some(Err(line))) => eprintln!("worker: {line}"),
                 Ok(None) => break,
@@ -236,19 +236,27 @@ pub fn head_to_head(
     let worker = Worker::start(&job(opts, problem).head_to_head(schedule))?;
     let mut result = None;
     while let Ok(Some(event)) = worker.next(Duration::from_secs(opts.watchdog_s)) {
-        if let Ok(Event::HeadToHead {
-            schedule,
-            own,
-            cublas,
-            rounds,
-        }) = event
-        {
-            result = Some(HeadToHead {
+        match event {
+            Ok(Event::HeadToHead {
                 schedule,
                 own,
                 cublas,
                 rounds,
-            });
+            }) => {
+                result = Some(HeadToHead {
+                    schedule,
+                    own,
+                    cublas,
+                    rounds,
+                });
+            }
+            Ok(Event::Prep {
+                schedule,
+                measurement,
+                passes,
+                bytes,
+            }) => print_prep(opts, problem, &schedule, &measurement, passes, bytes),
+            _ => {}
         }
     }
     let (_, stderr) = worker.finish(true)?;
@@ -258,4 +266,27 @@ pub fn head_to_head(
             problem.shape
         )
     })
+}
+
+/// One line for the operand preparation a head-to-head timed: its measured time and
+/// bandwidth beside the cost model's transpose term for the schedule.
+fn print_prep(
+    opts: &TuneOptions,
+    problem: &Problem,
+    schedule: &Schedule,
+    measured: &crate::report::Measurement,
+    passes: u32,
+    bytes: u64,
+) {
+    let predicted = crate::cost_model::CostModel::shipped()
+        .predict(&opts.arch, schedule, &problem.shape, problem.layout)
+        .terms
+        .transpose_us;
+    eprintln!(
+        "{problem}: operand preparation for {schedule}: {passes} pass(es), {:.1} MB in {:.2} µs \
+         ({:.0} GB/s); cost model {predicted:.2} µs",
+        bytes as f64 / 1e6,
+        measured.median_us,
+        bytes as f64 / (measured.median_us * 1e-6) / 1e9
+    );
 }

@@ -10,13 +10,15 @@ use crate::device::cache::KernelCache;
 use crate::device::cublas::Cublas;
 use crate::device::fill::UtilKernels;
 use crate::device::kernel::{LoadedVariant, Prepared};
+use crate::device::prep::{PrepKernel, PreparedOperands};
 use crate::device::timing::{TimingConfig, time_kernel};
 use crate::device::{DeviceError, Gpu};
 use crate::gate::{self, POISON_BITS};
 use crate::kernel_source::KernelVariant;
+use crate::operand_prep::{OperandPrep, PrepPlan};
 use crate::reference::{self, TENSOR_A, TENSOR_B};
 use crate::report::{BitModelCheck, GateResult, ReferenceCheck, Status};
-use crate::schedule::Schedule;
+use crate::schedule::{Layout, Schedule};
 use crate::shape::Shape;
 use crate::stats::{Summary, summarize};
 use rayon::prelude::*;
@@ -36,11 +38,203 @@ fn emit(event: &Event) {
     let _ = out.flush();
 }
 
+/// The rotated input sets of one problem, operands stored in the problem's layout.
 pub struct Inputs {
+    pub layout: Layout,
     pub a: Vec<DeviceBuffer>,
     pub b: Vec<DeviceBuffer>,
     pub c: Vec<DeviceBuffer>,
     pub workspace: DeviceBuffer,
+    /// Set 0's operands in TN layout (A M×K, B N×K) where the stored layout differs: what the
+    /// canonical (golden) product and the bit model read.
+    pub tn: Option<(DeviceBuffer, DeviceBuffer)>,
+}
+
+impl Inputs {
+    /// Set 0's operands in TN layout.
+    pub fn tn_operands(&self) -> (&DeviceBuffer, &DeviceBuffer) {
+        match &self.tn {
+            Some((a, b)) => (a, b),
+            None => (&self.a[0], &self.b[0]),
+        }
+    }
+
+    /// The stored operands of every set.
+    pub fn operands(&self) -> Vec<(u64, u64)> {
+        self.a
+            .iter()
+            .zip(&self.b)
+            .map(|(a, b)| (a.ptr(), b.ptr()))
+            .collect()
+    }
+}
+
+/// A schedule ready to run on every input set: the operand preparation it needs for the
+/// stored layout (workspaces allocated once, `crate::operand_prep`) and one launch plan per
+/// set (tensor maps encoded once, outside any timed region).
+pub struct Runner<'a> {
+    lv: &'a LoadedVariant,
+    prep: Option<(&'a PrepKernel, PreparedOperands)>,
+    plans: Vec<Prepared>,
+    operands: Vec<(u64, u64)>,
+}
+
+impl<'a> Runner<'a> {
+    /// `operands`: the stored (A, B) of each set, in `layout`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        gpu: &Gpu,
+        lv: &'a LoadedVariant,
+        prep_kernel: &'a PrepKernel,
+        schedule: &Schedule,
+        layout: Layout,
+        shape: &Shape,
+        operands: Vec<(u64, u64)>,
+    ) -> Result<Runner<'a>, DeviceError> {
+        let (a0, b0) = operands[0];
+        let plan = PrepPlan::new(schedule, layout, shape, a0, b0);
+        let prep = if plan.is_empty() {
+            None
+        } else {
+            Some((prep_kernel, PreparedOperands::new(gpu, plan)?))
+        };
+        let plans = operands
+            .iter()
+            .map(|&(a, b)| match &prep {
+                None => lv.prepare(schedule, shape, a, b),
+                Some((_, ops)) => {
+                    let ((pa, pb), (lda, ldb)) = (ops.operands(a, b), ops.strides(shape.k));
+                    lv.prepare_strided(schedule, shape, (pa, lda), (pb, ldb))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Runner {
+            lv,
+            prep,
+            plans,
+            operands,
+        })
+    }
+
+    /// The operand preparation (empty when the kernel reads the stored operands in place).
+    pub fn prep_plan(&self) -> PrepPlan {
+        self.prep
+            .as_ref()
+            .map_or_else(PrepPlan::default, |(_, ops)| ops.plan)
+    }
+
+    /// f32 words of GEMM workspace a launch needs.
+    pub fn workspace_words(&self) -> u64 {
+        self.plans[0].workspace_words
+    }
+
+    /// The preparation passes alone, on set `set`.
+    pub fn launch_prep(&self, gpu: &Gpu, set: usize) -> Result<(), DeviceError> {
+        if let Some((kernel, ops)) = &self.prep {
+            let (a, b) = self.operands[set];
+            ops.run(kernel, &gpu.stream, a, b)?;
+        }
+        Ok(())
+    }
+
+    /// Preparation passes, then the GEMM, on set `set`.
+    pub fn launch(&self, gpu: &Gpu, set: usize, c: u64, workspace: u64) -> Result<(), DeviceError> {
+        self.launch_prep(gpu, set)?;
+        self.lv.launch(&gpu.stream, &self.plans[set], c, workspace)
+    }
+}
+
+/// Fills the rotated input sets of `problem`: values drawn in TN layout (what the reference
+/// regenerates), then stored in the problem's layout.
+pub fn fill_inputs(
+    gpu: &Gpu,
+    util: &UtilKernels,
+    prep: &PrepKernel,
+    problem: &crate::problem::Problem,
+    seed: u64,
+    sets: u32,
+) -> Result<Inputs, DeviceError> {
+    let Shape { m, n, k } = problem.shape;
+    let layout = problem.layout;
+    let (ta, tb) = layout.transposes();
+    let mut inputs = Inputs {
+        layout,
+        a: vec![],
+        b: vec![],
+        c: vec![],
+        workspace: DeviceBuffer::new(&gpu.ctx, 1)?,
+        tn: None,
+    };
+    // Stores a rows×K operand K×rows (the transposing pass run the other way round).
+    let store = |tn: &DeviceBuffer, rows: u32| -> Result<DeviceBuffer, DeviceError> {
+        let stored = DeviceBuffer::new(&gpu.ctx, tn.len())?;
+        let pass = OperandPrep {
+            transpose: true,
+            rows: k,
+            k: rows,
+            ld_in: k,
+            ld_out: rows,
+        };
+        prep.launch(&gpu.stream, &pass, tn.ptr(), stored.ptr())?;
+        Ok(stored)
+    };
+    let mut tn0 = (None, None);
+    for set in 0..sets {
+        let a = DeviceBuffer::new(&gpu.ctx, m as usize * k as usize)?;
+        let b = DeviceBuffer::new(&gpu.ctx, n as usize * k as usize)?;
+        util.fill_random(gpu, &a, seed, set, TENSOR_A)?;
+        util.fill_random(gpu, &b, seed, set, TENSOR_B)?;
+        let a = if ta {
+            let stored = store(&a, m)?;
+            if set == 0 {
+                tn0.0 = Some(a);
+            }
+            stored
+        } else {
+            a
+        };
+        let b = if tb {
+            let stored = store(&b, n)?;
+            if set == 0 {
+                tn0.1 = Some(b);
+            }
+            stored
+        } else {
+            b
+        };
+        inputs.a.push(a);
+        inputs.b.push(b);
+        inputs
+            .c
+            .push(DeviceBuffer::new(&gpu.ctx, m as usize * n as usize)?);
+    }
+    if ta || tb {
+        let copy = |buf: &DeviceBuffer| -> Result<DeviceBuffer, DeviceError> {
+            let out = DeviceBuffer::new(&gpu.ctx, buf.len())?;
+            // Safety: both buffers hold `len` f32 in this context; ordered on the stream.
+            unsafe {
+                cudarc::driver::sys::cuMemcpyDtoDAsync_v2(
+                    out.ptr(),
+                    buf.ptr(),
+                    buf.len() * 4,
+                    gpu.stream.cu_stream(),
+                )
+            }
+            .result()?;
+            Ok(out)
+        };
+        let a = match tn0.0 {
+            Some(a) => a,
+            None => copy(&inputs.a[0])?,
+        };
+        let b = match tn0.1 {
+            Some(b) => b,
+            None => copy(&inputs.b[0])?,
+        };
+        inputs.tn = Some((a, b));
+    }
+    gpu.stream.synchronize()?;
+    Ok(inputs)
 }
 
 /// Test hook for the tuner's fault isolation: `FORGE_TEST_INJECT=fault:NAME,hang:NAME` makes
@@ -111,10 +305,8 @@ fn check_bitmodel(
         return Ok(None);
     };
     let Shape { m, n, k } = job.problem.shape;
-    let (a, b) = (
-        inputs.a[0].to_host(&gpu.stream)?,
-        inputs.b[0].to_host(&gpu.stream)?,
-    );
+    let (a, b) = inputs.tn_operands();
+    let (a, b) = (a.to_host(&gpu.stream)?, b.to_host(&gpu.stream)?);
     let rounding = job.contract.rounding;
     let check = bitmodel::check_sampled(
         &a,
@@ -151,6 +343,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     let gpu = Gpu::open(0)?;
     let cache = KernelCache::new(std::path::Path::new(&job.cache_dir))?;
     let util = UtilKernels::load(&gpu, &cache)?;
+    let prep = PrepKernel::load(&gpu, &cache)?;
     let cublas = Cublas::new(&gpu)?;
     let shape = job.problem.shape;
     let sets = input_sets(&shape, gpu.info.l2_bytes);
@@ -159,28 +352,18 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         cublas_version: cublas.version.clone(),
         input_sets: sets,
     });
-    let (m, n, k) = (shape.m as usize, shape.n as usize, shape.k as usize);
-    let mut inputs = Inputs {
-        a: vec![],
-        b: vec![],
-        c: vec![],
-        workspace: DeviceBuffer::new(&gpu.ctx, 1)?,
-    };
-    for set in 0..sets {
-        let a = DeviceBuffer::new(&gpu.ctx, m * k)?;
-        let b = DeviceBuffer::new(&gpu.ctx, n * k)?;
-        util.fill_random(&gpu, &a, job.seed, set, TENSOR_A)?;
-        util.fill_random(&gpu, &b, job.seed, set, TENSOR_B)?;
-        inputs.a.push(a);
-        inputs.b.push(b);
-        inputs.c.push(DeviceBuffer::new(&gpu.ctx, m * n)?);
-    }
+    let layout = job.problem.layout;
+    let mut inputs = fill_inputs(&gpu, &util, &prep, &job.problem, job.seed, sets)?;
     let mut loaded = LoadedKernels::new(job.contract.rounding);
 
-    // The golden output C₀: the canonical schedule on input set 0.
+    // The golden output C₀: the canonical schedule on input set 0 in TN layout (for another
+    // layout, the explicitly transposed operands).
     let canonical = Schedule::canonical(job.problem.dtype);
     let lv = loaded.load(&gpu, &cache, &canonical, &shape)?;
-    let golden = run_once(&gpu, lv, &canonical, &shape, &inputs)?;
+    let (tn_a, tn_b) = inputs.tn_operands();
+    let tn_set0 = vec![(tn_a.ptr(), tn_b.ptr())];
+    let runner = Runner::new(&gpu, lv, &prep, &canonical, Layout::Tn, &shape, tn_set0)?;
+    let golden = run_once(&gpu, &runner, &canonical, &inputs)?;
     emit(&Event::Reference {
         check: check_reference(job, &golden),
     });
@@ -196,19 +379,27 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         loaded.load(&gpu, &cache, &schedule, &shape)?;
         let lv = loaded.get(&schedule, &shape);
         grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
-        let out = run_once(&gpu, lv, &schedule, &shape, &inputs)?;
+        let runner = Runner::new(
+            &gpu,
+            lv,
+            &prep,
+            &schedule,
+            layout,
+            &shape,
+            inputs.operands(),
+        )?;
+        let out = run_once(&gpu, &runner, &schedule, &inputs)?;
         if gate::compare(&golden, &out).verdict != crate::report::Verdict::Pass {
             return Err(DeviceError::Other(format!(
                 "{schedule} no longer passes the gate"
             )));
         }
-        let plans = plans(lv, &schedule, &shape, &inputs)?;
         let mut round_cfg = job.timing.clone();
         round_cfg.max_seconds = (job.timing.max_seconds / 2.0).max(0.2);
         let (mut own, mut cub) = (Vec::new(), Vec::new());
         for round in 0..HEAD_TO_HEAD_ROUNDS {
-            let time_own = || time_plans(&gpu, lv, &plans, &inputs, &round_cfg);
-            let time_cub = || time_cublas(&gpu, &cublas, &shape, &inputs, &round_cfg);
+            let time_own = || time_runner(&gpu, &runner, &inputs, &round_cfg);
+            let time_cub = || time_cublas(&gpu, &cublas, layout, &shape, &inputs, &round_cfg);
             // Alternate which goes first, so clock drift favours neither.
             if round % 2 == 0 {
                 own.extend(time_own()?.1);
@@ -224,13 +415,26 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             cublas: measurement(&summarize(&cub), flops),
             rounds: HEAD_TO_HEAD_ROUNDS as u32,
         });
+        let plan = runner.prep_plan();
+        if !plan.is_empty() {
+            let (summary, _) = time_kernel(&gpu, inputs.a.len(), &round_cfg, |s| {
+                runner.launch_prep(&gpu, s)
+            })?;
+            emit(&Event::Prep {
+                schedule,
+                measurement: measurement(&summary, flops),
+                passes: plan.passes(),
+                bytes: plan.bytes_moved(),
+            });
+        }
         emit(&Event::Done);
         return Ok(());
     }
     if job.time_cublas {
         inputs.c[0].fill_bits(&gpu.stream, POISON_BITS)?;
-        cublas.gemm(
+        cublas.gemm_layout(
             &shape,
+            layout,
             inputs.a[0].ptr(),
             inputs.b[0].ptr(),
             inputs.c[0].ptr(),
@@ -238,7 +442,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         let cublas_out = inputs.c[0].to_host(&gpu.stream)?;
         let gate = gate::compare(&golden, &cublas_out);
         let reference = check_reference(job, &cublas_out);
-        let (summary, _) = time_cublas(&gpu, &cublas, &shape, &inputs, &job.timing)?;
+        let (summary, _) = time_cublas(&gpu, &cublas, layout, &shape, &inputs, &job.timing)?;
         emit(&Event::Cublas {
             measurement: measurement(&summary, flops),
             gate,
@@ -267,10 +471,18 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                 }
                 let lv = loaded.get(&schedule, &shape);
                 grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
-                let out = run_once(&gpu, lv, &schedule, &shape, &inputs)?;
+                let runner = Runner::new(
+                    &gpu,
+                    lv,
+                    &prep,
+                    &schedule,
+                    layout,
+                    &shape,
+                    inputs.operands(),
+                )?;
+                let out = run_once(&gpu, &runner, &schedule, &inputs)?;
                 let gate = gate::compare(&golden, &out);
-                let plans = plans(lv, &schedule, &shape, &inputs)?;
-                let (summary, _) = time_plans(&gpu, lv, &plans, &inputs, &job.timing)?;
+                let (summary, _) = time_runner(&gpu, &runner, &inputs, &job.timing)?;
                 // The last timed launch on set 0 must still give C₀ (a chained tail depends on
                 // the previous launch leaving its flags at zero).
                 let after = gate::compare(&golden, &inputs.c[0].to_host(&gpu.stream)?);
@@ -314,50 +526,31 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     Ok(())
 }
 
-/// One launch plan per input set (tensor maps encoded once, outside the timed region).
-fn plans(
-    lv: &LoadedVariant,
-    schedule: &Schedule,
-    shape: &Shape,
-    inputs: &Inputs,
-) -> Result<Vec<Prepared>, DeviceError> {
-    inputs
-        .a
-        .iter()
-        .zip(&inputs.b)
-        .map(|(a, b)| lv.prepare(schedule, shape, a.ptr(), b.ptr()))
-        .collect()
-}
-
-/// Times a loaded schedule, rotating over the input sets.
-fn time_plans(
+/// Times a schedule (its operand preparation included), rotating over the input sets.
+fn time_runner(
     gpu: &Gpu,
-    lv: &LoadedVariant,
-    plans: &[Prepared],
+    runner: &Runner,
     inputs: &Inputs,
     cfg: &TimingConfig,
 ) -> Result<(Summary, Vec<f64>), DeviceError> {
-    time_kernel(gpu, plans.len(), cfg, |s| {
-        lv.launch(
-            &gpu.stream,
-            &plans[s],
-            inputs.c[s].ptr(),
-            inputs.workspace.ptr(),
-        )
+    time_kernel(gpu, inputs.a.len(), cfg, |s| {
+        runner.launch(gpu, s, inputs.c[s].ptr(), inputs.workspace.ptr())
     })
 }
 
-/// Times cuBLAS on the same buffers and rotation.
+/// Times cuBLAS on the same buffers, layout and rotation.
 fn time_cublas(
     gpu: &Gpu,
     cublas: &Cublas,
+    layout: Layout,
     shape: &Shape,
     inputs: &Inputs,
     cfg: &TimingConfig,
 ) -> Result<(Summary, Vec<f64>), DeviceError> {
     time_kernel(gpu, inputs.a.len(), cfg, |s| {
-        cublas.gemm(
+        cublas.gemm_layout(
             shape,
+            layout,
             inputs.a[s].ptr(),
             inputs.b[s].ptr(),
             inputs.c[s].ptr(),
@@ -405,24 +598,23 @@ impl LoadedKernels {
     }
 }
 
-/// Poisons C of set 0, runs `schedule` (loaded as `lv`) once on set 0 and returns its output.
+/// Poisons C of set 0, runs `schedule` (ready as `runner`, set 0 first) once on set 0 and
+/// returns its output.
 pub fn run_once(
     gpu: &Gpu,
-    lv: &LoadedVariant,
+    runner: &Runner,
     schedule: &Schedule,
-    shape: &Shape,
     inputs: &Inputs,
 ) -> Result<Vec<f32>, DeviceError> {
     inputs.c[0].fill_bits(&gpu.stream, POISON_BITS)?;
     if schedule.split_k > 1 {
         inputs.workspace.fill_bits(&gpu.stream, POISON_BITS)?;
     }
-    let p = lv.prepare(schedule, shape, inputs.a[0].ptr(), inputs.b[0].ptr())?;
-    if schedule.split_k == 1 && p.workspace_words > 0 {
+    if schedule.split_k == 1 && runner.workspace_words() > 0 {
         // A chained tail's flags start at zero (an earlier split-K run poisoned them).
         inputs.workspace.fill_bits(&gpu.stream, 0)?;
     }
-    lv.launch(&gpu.stream, &p, inputs.c[0].ptr(), inputs.workspace.ptr())?;
+    runner.launch(gpu, 0, inputs.c[0].ptr(), inputs.workspace.ptr())?;
     inputs.c[0].to_host(&gpu.stream)
 }
 
