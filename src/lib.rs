@@ -7,7 +7,7 @@
 //! revision, timestamps) and [`durable`] (locks, journaled commits of several files, stale
 //! temporaries).
 //! [`device`] is the only module tree that touches CUDA; [`tune`] and [`dispatch`] build on
-//! it. Reports are read on any machine: [`analysis`] computes their numbers, [`plot`] draws
+//! it; [`step`] is a training step that consumes a profile. Reports are read on any machine: [`analysis`] computes their numbers, [`plot`] draws
 //! them, [`summary`] writes them as Markdown, and [`outputs`] writes both into a directory.
 
 pub mod analysis;
@@ -36,6 +36,7 @@ pub mod schedule;
 pub mod shape;
 pub mod space;
 pub mod stats;
+pub mod step;
 pub mod summary;
 pub mod tune;
 pub mod util;

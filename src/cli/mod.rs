@@ -193,6 +193,10 @@ pub enum Cmd {
         #[arg(long, default_value = "sm_90a", value_parser = arch_parser())]
         arch: Arch,
     },
+    /// Train a two-layer MLP block (Linear → GroupNorm → tanh-GELU → Linear, MSE, AdamW) on
+    /// forge's kernels with the profile's GEMMs; print the loss, and with --check the
+    /// determinism results.
+    Step(StepArgs),
     /// (internal) Run one tuning job on the GPU and print JSON lines.
     #[command(hide = true)]
     Worker {
@@ -226,6 +230,92 @@ pub enum Cmd {
         #[arg(long, requires = "plan")]
         runners_up: bool,
     },
+}
+
+/// `forge step`'s arguments.
+#[derive(Args, Debug)]
+pub struct StepArgs {
+    /// Dispatch profile whose schedules run the TF32 GEMMs (required for --dtype tf32).
+    #[arg(long)]
+    profile: Option<PathBuf>,
+    /// Model width D.
+    #[arg(long)]
+    dim: usize,
+    /// Hidden width H (default 4·D).
+    #[arg(long)]
+    hidden: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
+    /// Sequence length T: rows = batch × seq.
+    #[arg(long, default_value_t = 512)]
+    seq: usize,
+    #[arg(long, default_value_t = 10)]
+    steps: usize,
+    #[arg(long, value_enum, default_value = "tf32")]
+    dtype: crate::step::StepDtype,
+    #[arg(long, default_value_t = 20261203)]
+    seed: u64,
+    /// GroupNorm groups (must divide H).
+    #[arg(long, default_value_t = 32)]
+    groups: usize,
+    #[arg(long, default_value_t = 1e-3)]
+    lr: f32,
+    /// Split the batch into this many micro-batches (gradients summed in order).
+    #[arg(long, default_value_t = 1)]
+    micro_batches: usize,
+    /// Run the determinism checks (two runs, canonical profile, micro-batches, other seed).
+    #[arg(long)]
+    check: bool,
+    /// Micro-batches of the check's batch-split comparison.
+    #[arg(long, default_value_t = 4)]
+    check_micro_batches: usize,
+    /// Write data, parameters and the loss history here (raw f32) for a reference.
+    #[arg(long)]
+    dump: Option<PathBuf>,
+    /// Time steps/s for this many seconds after training.
+    #[arg(long, allow_hyphen_values = true, value_parser = seconds_parser())]
+    time: Option<f64>,
+    /// Launch every kernel each step instead of replaying a captured CUDA graph.
+    #[arg(long)]
+    no_graph: bool,
+    /// Append the results as one JSON line to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Kernel cache directory (default $FORGE_CACHE or ~/.cache/forge).
+    #[arg(long)]
+    cache: Option<PathBuf>,
+}
+
+impl StepArgs {
+    fn options(self) -> crate::step::run::StepOptions {
+        use crate::step::{AdamW, StepConfig};
+        crate::step::run::StepOptions {
+            cfg: StepConfig {
+                dim: self.dim,
+                hidden: self.hidden.unwrap_or(4 * self.dim),
+                batch: self.batch,
+                seq: self.seq,
+                groups: self.groups,
+                gn_eps: 1e-5,
+                adamw: AdamW {
+                    lr: self.lr,
+                    ..AdamW::default()
+                },
+                dtype: self.dtype,
+                seed: self.seed,
+                micro_batches: self.micro_batches,
+            },
+            steps: self.steps,
+            profile: self.profile,
+            cache_dir: self.cache.unwrap_or_else(cache::default_dir),
+            check: self.check,
+            check_micro_batches: self.check_micro_batches,
+            dump: self.dump,
+            time_seconds: self.time,
+            graph: !self.no_graph,
+            json: self.json,
+        }
+    }
 }
 
 /// Parses the command line; a bad value is one `error:` line and exit code 1 (help and
@@ -403,6 +493,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             samples,
         } => verify_bits(&a, &b, &c, shape, contract, &arch, samples),
         Cmd::CheckKernels { arch } => check_kernels(&arch),
+        Cmd::Step(args) => {
+            let opts = args.options();
+            opts.cfg.validate()?;
+            crate::step::run::run(&opts)?;
+            Ok(())
+        }
         Cmd::Worker { job } => {
             let text = std::fs::read(&job).with_context(|| format!("reading {}", job.display()))?;
             let job: tune::protocol::Job = serde_json::from_slice(&text)?;
