@@ -113,6 +113,9 @@ pub enum Rejection {
         tiles: u64,
         grid: u64,
     },
+    PingPongUnsupported {
+        detail: &'static str,
+    },
 }
 
 impl fmt::Display for Rejection {
@@ -172,6 +175,7 @@ impl fmt::Display for Rejection {
                 "{tiles} tiles on {grid} CTAs leave no partial wave worth cutting along K \
                  (the schedule would equal its `pers` twin)"
             ),
+            Rejection::PingPongUnsupported { detail } => write!(f, "no ping-pong: {detail}"),
         }
     }
 }
@@ -265,6 +269,15 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
             });
         }
     }
+    if s.persistence == Persistence::PingPong
+        && (s.family != Family::Wgmma || s.workers != 2 || s.cluster != 1 || s.split_k != 1)
+    {
+        // The kernel also runs cluster 2 and split-K; the space leaves them out to keep the
+        // variant count (and the ptxas check) small.
+        return Err(Rejection::PingPongUnsupported {
+            detail: "only the wgmma family with 2 consumer warpgroups, cluster 1, no split-K",
+        });
+    }
     if s.split_k > 1 && grid.k_tiles < 2 * s.split_k as u64 {
         return Err(Rejection::SplitTooFine {
             split_k: s.split_k,
@@ -296,7 +309,12 @@ fn check_worker_layout(s: &Schedule) -> Result<(), Rejection> {
             Ok(())
         }
         Family::Wgmma => {
-            let rows = s.tile.bm / s.workers;
+            // Ping-pong warpgroups each take the whole tile.
+            let rows = if s.persistence == Persistence::PingPong {
+                s.tile.bm
+            } else {
+                s.tile.bm / s.workers
+            };
             if rows != 64 && rows != 128 {
                 return Err(Rejection::WarpLayout {
                     detail: "each consumer warpgroup takes 64 or 128 rows",
