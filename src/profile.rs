@@ -107,8 +107,13 @@ pub struct Entry {
     pub tflops: Option<f64>,
     pub cublas_us: Option<f64>,
     pub cublas_tflops: Option<f64>,
-    /// cuBLAS time over own time: above 1 means the own kernel is faster.
+    /// cuBLAS time over own time: above 1 means the own kernel is faster. From the
+    /// head-to-head's sustained regime (what a training step sees) where it ran.
     pub ratio_vs_cublas: Option<f64>,
+    /// The same ratio in the head-to-head's burst regime (short batches after idle gaps).
+    /// Optional: profiles written before it existed load unchanged (same schema version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_ratio_vs_cublas: Option<f64>,
     pub gate: Gate,
     /// The next best schedules (gate-passing when measured), best first.
     #[serde(default)]
@@ -136,6 +141,7 @@ impl Entry {
             cublas_us: None,
             cublas_tflops: None,
             ratio_vs_cublas: None,
+            burst_ratio_vs_cublas: None,
             gate: Gate::Unverified,
             runners_up: vec![],
         }
@@ -338,7 +344,8 @@ fn check_fields(meta: &Metadata, e: &Entry) -> Result<(), String> {
             return Err(format!("{name} = {v} is not a finite number >= 0"));
         }
     }
-    for (name, value) in positive {
+    let optional_positive = [("burst_ratio_vs_cublas", e.burst_ratio_vs_cublas)];
+    for (name, value) in positive.into_iter().chain(optional_positive) {
         if let Some(v) = value
             && !(v.is_finite() && v > 0.0)
         {

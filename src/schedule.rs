@@ -365,13 +365,10 @@ impl Schedule {
         }
     }
 
-    /// CTAs to launch: every unit (non-persistent), or at most `resident_ctas` (persistent;
-    /// ping-pong CTAs take two units at a time), rounded to whole clusters.
+    /// CTAs to launch: every unit (non-persistent), or at most `resident_ctas` (persistent),
+    /// rounded to whole clusters. (A ping-pong CTA with one unit leaves a warpgroup idle.)
     pub fn grid_ctas(&self, shape: &Shape, resident_ctas: u64) -> u64 {
-        let mut units = self.work_grid(shape).units;
-        if self.persistence == Persistence::PingPong {
-            units = units.div_ceil(2);
-        }
+        let units = self.work_grid(shape).units;
         let cluster = self.cluster as u64;
         let clusters = if self.persistence.is_persistent() {
             units.min((resident_ctas / cluster).max(1))

@@ -241,6 +241,7 @@ pub fn head_to_head(
             own,
             cublas,
             rounds,
+            burst,
         }) = event
         {
             result = Some(HeadToHead {
@@ -248,6 +249,7 @@ pub fn head_to_head(
                 own,
                 cublas,
                 rounds,
+                burst,
             });
         }
     }

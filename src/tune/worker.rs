@@ -2,7 +2,7 @@
 //! kernel makes the worker exit; the tuner records the candidate it had started as faulted
 //! and starts a new worker for the rest.
 
-use super::protocol::{Event, HEAD_TO_HEAD_ROUNDS, Job, measurement};
+use super::protocol::{Event, Job, measurement};
 use crate::bitmodel;
 use crate::contract::Rounding;
 use crate::device::buffers::DeviceBuffer;
@@ -10,12 +10,12 @@ use crate::device::cache::KernelCache;
 use crate::device::cublas::Cublas;
 use crate::device::fill::UtilKernels;
 use crate::device::kernel::{LoadedVariant, Prepared};
-use crate::device::timing::{TimingConfig, time_kernel};
+use crate::device::timing::{self, TimingConfig, time_kernel};
 use crate::device::{DeviceError, Gpu};
 use crate::gate::{self, POISON_BITS};
 use crate::kernel_source::KernelVariant;
 use crate::reference::{self, TENSOR_A, TENSOR_B};
-use crate::report::{BitModelCheck, GateResult, ReferenceCheck, Status};
+use crate::report::{BitModelCheck, GateResult, ReferenceCheck, RegimeTimes, Status};
 use crate::schedule::Schedule;
 use crate::shape::Shape;
 use crate::stats::{Summary, summarize};
@@ -203,26 +203,37 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             )));
         }
         let plans = plans(lv, &schedule, &shape, &inputs)?;
-        let mut round_cfg = job.timing.clone();
-        round_cfg.max_seconds = (job.timing.max_seconds / 2.0).max(0.2);
-        let (mut own, mut cub) = (Vec::new(), Vec::new());
-        for round in 0..HEAD_TO_HEAD_ROUNDS {
-            let time_own = || time_plans(&gpu, lv, &plans, &inputs, &round_cfg);
-            let time_cub = || time_cublas(&gpu, &cublas, &shape, &inputs, &round_cfg);
-            // Alternate which goes first, so clock drift favours neither.
-            if round % 2 == 0 {
-                own.extend(time_own()?.1);
-                cub.extend(time_cub()?.1);
-            } else {
-                cub.extend(time_cub()?.1);
-                own.extend(time_own()?.1);
-            }
-        }
+        let regimes = &job.timing.regimes;
+        let (burst, sustained) = timing::head_to_head(
+            &gpu,
+            inputs.a.len(),
+            regimes,
+            &mut |s| {
+                lv.launch(
+                    &gpu.stream,
+                    &plans[s],
+                    inputs.c[s].ptr(),
+                    inputs.workspace.ptr(),
+                )
+            },
+            &mut |s| {
+                cublas.gemm(
+                    &shape,
+                    inputs.a[s].ptr(),
+                    inputs.b[s].ptr(),
+                    inputs.c[s].ptr(),
+                )
+            },
+        )?;
         emit(&Event::HeadToHead {
             schedule,
-            own: measurement(&summarize(&own), flops),
-            cublas: measurement(&summarize(&cub), flops),
-            rounds: HEAD_TO_HEAD_ROUNDS as u32,
+            own: measurement(&summarize(&sustained.own), flops),
+            cublas: measurement(&summarize(&sustained.cublas), flops),
+            rounds: regimes.sustained_rounds.max(1) as u32,
+            burst: (!burst.own.is_empty()).then(|| RegimeTimes {
+                own: measurement(&summarize(&burst.own), flops),
+                cublas: measurement(&summarize(&burst.cublas), flops),
+            }),
         });
         emit(&Event::Done);
         return Ok(());
