@@ -781,6 +781,24 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_burst_ratio_is_optional_and_checked() {
+        let mut p = sample();
+        let text = p.to_toml();
+        assert!(!text.contains("burst_ratio_vs_cublas"), "{text}");
+        p.entries[0].burst_ratio_vs_cublas = Some(0.95);
+        let text = p.to_toml();
+        let back = Profile::parse(&text, "x.toml").unwrap();
+        assert_eq!(back.entries[0].burst_ratio_vs_cublas, Some(0.95));
+        assert_eq!(back.entries[1].burst_ratio_vs_cublas, None);
+        let bad = text.replace(
+            "burst_ratio_vs_cublas = 0.95",
+            "burst_ratio_vs_cublas = -1.0",
+        );
+        let err = Profile::parse(&bad, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("burst_ratio_vs_cublas = -1"), "{err}");
+    }
+
+    #[test]
     fn selects_exact_then_nearest_then_canonical() {
         let p = sample();
         let s = p.select(&Problem::new(

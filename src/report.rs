@@ -385,6 +385,22 @@ mod tests {
     }
 
     #[test]
+    fn head_to_heads_of_older_reports_load_without_a_burst_regime() {
+        let mut h = h2h("a", 100.0, 103.0);
+        let old = serde_json::to_string(&h).unwrap();
+        assert!(!old.contains("burst"), "{old}");
+        let back: HeadToHead = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.burst_ratio(), None);
+        h.burst = Some(RegimeTimes {
+            own: h.own.clone(),
+            cublas: h2h("a", 0.0, 90.0).cublas,
+        });
+        let back: HeadToHead = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
+        assert_eq!(back.burst_ratio(), Some(0.9));
+        assert!((back.ratio() - 1.03).abs() < 1e-12);
+    }
+
+    #[test]
     fn the_best_ratio_wins_not_the_smallest_time() {
         // b ran at a higher clock (both it and its cuBLAS rounds faster) but is slower
         // relative to cuBLAS than a.

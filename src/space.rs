@@ -470,6 +470,43 @@ mod tests {
     }
 
     #[test]
+    fn ping_pong_warpgroups_each_hold_a_whole_tile() {
+        let shape = Shape::new(2048, 8192, 512);
+        for ok in [
+            "wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1",
+            "wgmma_tf32_64x128x32_s6_wg2_swz16_pp_c1_k1",
+        ] {
+            assert_eq!(check(&h100(), &wgmma(ok), &shape), Ok(()), "{ok}");
+        }
+        // 128×256 per warpgroup: 256 accumulators per thread.
+        assert!(matches!(
+            check(
+                &h100(),
+                &wgmma("wgmma_tf32_128x256x32_s4_wg2_swz16_pp_c1_k1"),
+                &shape
+            ),
+            Err(Rejection::Registers {
+                accumulators: 256,
+                ..
+            })
+        ));
+        for bad in [
+            "wgmma_tf32_128x128x32_s6_wg1_swz16_pp_c1_k1",
+            "wgmma_tf32_128x128x32_s6_wg2_swz8_pp_c2_k1",
+            "wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k2",
+            "mma_sync_tf32_128x128x32_s3_w8_swz16_pp_c1_k1",
+        ] {
+            assert!(
+                matches!(
+                    check(&h100(), &wgmma(bad), &shape),
+                    Err(Rejection::PingPongUnsupported { .. })
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn chained_tail_only_where_a_partial_wave_exists() {
         let sk = wgmma("wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1");
         assert_eq!(check(&h100(), &sk, &Shape::new(8192, 8192, 8192)), Ok(()));

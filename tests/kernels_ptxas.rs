@@ -41,7 +41,11 @@ fn ping_pong_variants_compile_clean_for_sm_90a() {
         v.persistence == forge::schedule::Persistence::PingPong
     })
     .unwrap();
-    assert!(report.total >= 20, "only {} ping-pong variants", report.total);
+    assert!(
+        report.total >= 20,
+        "only {} ping-pong variants",
+        report.total
+    );
     assert!(
         report.failed.is_empty(),
         "{} of {} variants failed:\n{}",

@@ -251,7 +251,12 @@ pub fn head_to_head(
             std::thread::sleep(std::time::Duration::from_secs_f64(cfg.burst_gap_ms / 1e3));
             let n = ((cfg.burst_batch_us / est[side]).ceil() as usize).max(1);
             let t = timed_slices(gpu, sets, &mut set[side], n, 1, sides[side])?[0];
-            if side == 0 { &mut burst.own } else { &mut burst.cublas }.push(t);
+            if side == 0 {
+                &mut burst.own
+            } else {
+                &mut burst.cublas
+            }
+            .push(t);
         }
     }
     let mut sustained = RegimeSamples::default();
@@ -262,7 +267,28 @@ pub fn head_to_head(
         let launches = (cfg.sustained_round_ms * 1e3 / est[side]).ceil() as usize;
         let per_slice = launches.div_ceil(slices).max(1);
         let t = timed_slices(gpu, sets, &mut set[side], per_slice, slices, sides[side])?;
-        if side == 0 { &mut sustained.own } else { &mut sustained.cublas }.extend(&t[1..]);
+        if side == 0 {
+            &mut sustained.own
+        } else {
+            &mut sustained.cublas
+        }
+        .extend(&t[1..]);
     }
     Ok((burst, sustained))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_files_without_regimes_get_the_defaults() {
+        let old = r#"{"warmup_ms":25.0,"batch_us":300.0,"min_samples":15,"max_samples":300,
+                      "target_half_width":0.01,"max_seconds":0.5}"#;
+        let cfg: TimingConfig = serde_json::from_str(old).unwrap();
+        assert_eq!(cfg.regimes, RegimeConfig::default());
+        // Sized like the 6 × 0.25 s × 2 rounds it replaces, not several times longer.
+        let busy = cfg.regimes.busy_seconds();
+        assert!((2.0..4.0).contains(&busy), "{busy} s per head-to-head");
+    }
 }
