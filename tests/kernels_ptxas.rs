@@ -57,3 +57,40 @@ fn ping_pong_variants_compile_clean_for_sm_90a() {
         eprintln!("{line}");
     }
 }
+
+/// The experimental staged epilogue (`FORGE_EPILOGUE_STAGED`, off by default) on the variants
+/// it is meant for (full-width persistent, ping-pong, one warpgroup, cluster 2, and one whose
+/// buffers do not fit, which keeps the direct stores).
+#[test]
+fn staged_epilogue_compiles_clean_for_sm_90a() {
+    use forge::contract::Rounding;
+    use forge::device::cache::{KernelCache, default_dir};
+    use forge::device::nvrtc::PtxasReport;
+    use forge::kernel_source::{GEMM_ENTRY, KernelVariant};
+    if !forge::device::nvrtc::available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide libnvrtc (see .ci/run)"
+        );
+        return;
+    }
+    let cache = KernelCache::new(&default_dir()).unwrap();
+    let shape = forge::shape::Shape::new(8192, 8192, 8192);
+    for name in [
+        "wgmma_tf32_128x256x32_s4_wg2_swz16_pers_c1_k1",
+        "wgmma_tf32_128x192x32_s5_wg2_swz16_pers_c2_k1",
+        "wgmma_tf32_128x128x32_s7_wg2_swz16_pp_c1_k1",
+        "wgmma_tf32_128x64x32_s7_wg1_swz16c_np_c1_k1",
+        "wgmma_tf32_128x168x32_s6_wg2_swz16c_np_c1_k1",
+    ] {
+        let schedule: forge::schedule::Schedule = name.parse().unwrap();
+        let v = KernelVariant::new(&schedule, &shape, Rounding::NearestEven);
+        let source = format!("#define FORGE_EPILOGUE_STAGED 1\n{}", v.source());
+        let compiled = cache
+            .get_or_compile(&format!("{}_staged", v.label()), &source, "sm_90a")
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let p = PtxasReport::parse(&compiled.log, GEMM_ENTRY);
+        assert!(p.clean(), "{name}: {:?}", p.warnings);
+        eprintln!("{name} staged: {} regs", p.registers);
+    }
+}
