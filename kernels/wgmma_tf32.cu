@@ -44,19 +44,47 @@
 #ifndef FORGE_CONSUMER_WG
 #define FORGE_CONSUMER_WG 2
 #endif
+// Ping-pong consumers (FORGE_PINGPONG 1): each of the two consumer warpgroups computes whole
+// BM×BN units of its own (the CTA's units alternate between them: 0, 2, 4, … for warpgroup 0,
+// 1, 3, 5, … for warpgroup 1), so one warpgroup's epilogue runs under the other's MMAs. Both
+// read the one stage ring in the producer's order; a warpgroup skips the other's k-tiles, and
+// a turn barrier hands the ring over (see the consumer loop). Persistent, 2 warpgroups only.
+#ifndef FORGE_PINGPONG
+#define FORGE_PINGPONG 0
+#endif
+#ifndef FORGE_DIAG_NO_EPILOGUE
+#define FORGE_DIAG_NO_EPILOGUE 0
+#endif
+// Staged epilogue (FORGE_EPILOGUE_STAGED 1, experimental, off by default): each consumer warp
+// writes its accumulators 16 rows × 32 columns at a time into a private shared-memory buffer
+// and stores them with 16-byte coalesced st.global.v4 (full 128-byte lines) instead of the
+// 8-byte fragment-order stores (8 rows × 32 B per instruction): 4× fewer store transactions.
+// Same values, same bits. Used where the buffers fit beside the stages, on full tiles with
+// N % 4 == 0; elsewhere the direct stores run.
+#ifndef FORGE_EPILOGUE_STAGED
+#define FORGE_EPILOGUE_STAGED 0
+#endif
 
 #define FWG_BM FORGE_BM
 #define FWG_BN FORGE_BN
 #define FWG_WG FORGE_CONSUMER_WG
 #define FWG_CL FORGE_CLUSTER
 #define FWG_ST FORGE_STAGES
-#define FWG_ROWS (FWG_BM / FWG_WG)       // rows per consumer warpgroup
+#define FWG_ROWS (FORGE_PINGPONG ? FWG_BM : FWG_BM / FWG_WG)  // rows per consumer warpgroup
 #define FWG_MB (FWG_ROWS / 64)           // m64 blocks per consumer warpgroup
 #define FWG_ACC (FWG_BN / 2)             // f32 accumulators per thread per m64 block
 #define FWG_A_BYTES (FWG_BM * 128)       // one stage of A: BM rows of 32 f32 (128 B)
 #define FWG_B_BYTES (FWG_BN * 128)
 #define FWG_STAGE_BYTES (FWG_A_BYTES + FWG_B_BYTES)
 #define FWG_THREADS (128 * (FWG_WG + 1))
+#define FWG_EPI_COLS 32                  // staged epilogue: columns per chunk …
+#define FWG_EPI_LD 40                    // … row pitch in floats (+8: conflict-free float2 writes)
+#define FWG_EPI_BYTES (FWG_WG * 4 * 16 * FWG_EPI_LD * 4)
+// 232448 B: the sm_90 opt-in limit (227 KB) for static + dynamic shared memory; the dynamic
+// part is ABI.md's STAGES·STAGE_BYTES + 1024, the static part the barriers and the buffers.
+#define FWG_EPI_STAGED                                                                         \
+    (FORGE_EPILOGUE_STAGED &&                                                                  \
+     FWG_ST * FWG_STAGE_BYTES + 1024 + FWG_EPI_BYTES + 24 * FWG_ST + 64 <= 232448)
 
 static_assert(FORGE_BK == 32, "wgmma_tf32: BK must be 32 (32 f32 = one 128-byte swizzle row)");
 static_assert(FWG_WG == 1 || FWG_WG == 2, "wgmma_tf32: FORGE_CONSUMER_WG is 1 or 2");
@@ -70,6 +98,9 @@ static_assert(FWG_ST >= 2 && FWG_ST <= 8, "wgmma_tf32: FORGE_STAGES is 2..8");
 static_assert(!FORGE_CHAINED_TAIL || (FWG_CL == 1 && !FORGE_SPLITK && FORGE_PERSISTENT),
               "wgmma_tf32: a chained tail is persistent, cluster 1, no split-K");
 #define FWG_CT (128 * FWG_WG)            // consumer threads
+static_assert(!FORGE_PINGPONG || (FWG_WG == 2 && FORGE_PERSISTENT && !FORGE_CHAINED_TAIL),
+              "wgmma_tf32: ping-pong needs 2 consumer warpgroups, persistent, no chained tail");
+#define FWG_RELEASERS (FORGE_PINGPONG ? 4 : FWG_WG * 4)  // consumer warps that read each stage
 
 // ---------------------------------------------------------------------------------------------
 // TF32 rounding (FORGE_ROUND 1). The tensor core reads its operands straight from shared memory,
@@ -102,6 +133,8 @@ static_assert(!FORGE_CHAINED_TAIL || (FWG_CL == 1 && !FORGE_SPLITK && FORGE_PERS
 #endif
 #define FWG_ROUND_BY_PRODUCER (FORGE_ROUND && FWG_ROUND_IN == 1)
 #define FWG_ROUND_BY_CONSUMERS (FORGE_ROUND && FWG_ROUND_IN == 2)
+static_assert(!(FORGE_PINGPONG && FWG_ROUND_BY_CONSUMERS),
+              "wgmma_tf32: ping-pong consumers do not round stages (their barrier spans both)");
 #define FWG_RCHUNKS (FWG_STAGE_BYTES / 16)  // 16-byte chunks of one stage (A then B)
 #define FWG_RWARPS 3                        // producer form: rounding warps 1..3 of warpgroup 0
 // Register split (setmaxnreg): the pool is the launch allocation, ≤ 64K registers per SM at one
@@ -311,6 +344,48 @@ __device__ __forceinline__ void fwg_st2(float* p, float a, float b) {
     asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
 }
 
+#if FWG_EPI_STAGED
+// Staged store of one m64×BN accumulator block (a full tile, N % 4 == 0): this warp's 16 rows
+// from `row0`, columns from `col0`, through its buffer `buf` (16 × FWG_EPI_LD floats), 32
+// columns at a time. Fragment layout as in fwg_store_block.
+__device__ __forceinline__ void fwg_store_block_staged(float* out, const float* acc, int row0,
+                                                       int col0, const ForgeParams& p,
+                                                       unsigned buf, int lane) {
+    const long long ldc = p.N;
+    const unsigned w0 = buf + 4u * ((unsigned)(lane >> 2) * FWG_EPI_LD + 2u * (unsigned)(lane & 3));
+    const unsigned w1 = w0 + 4u * 8u * FWG_EPI_LD;
+#pragma unroll
+    for (int c = 0; c < FWG_BN / FWG_EPI_COLS; ++c) {
+#pragma unroll
+        for (int jj = 0; jj < FWG_EPI_COLS / 8; ++jj) {
+            const int j = c * (FWG_EPI_COLS / 8) + jj;
+            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(w0 + 32u * jj), "f"(acc[4 * j]),
+                         "f"(acc[4 * j + 1])
+                         : "memory");
+            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(w1 + 32u * jj),
+                         "f"(acc[4 * j + 2]), "f"(acc[4 * j + 3])
+                         : "memory");
+        }
+        __syncwarp();
+#pragma unroll
+        for (int i = 0; i < 16 * FWG_EPI_COLS / 4 / 32; ++i) {
+            const int idx = i * 32 + lane;
+            const int r = idx / (FWG_EPI_COLS / 4), c4 = idx % (FWG_EPI_COLS / 4);
+            float4 v;
+            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                         : "r"(buf + 4u * (unsigned)(r * FWG_EPI_LD + 4 * c4))
+                         : "memory");
+            float* q = out + (long long)(row0 + r) * ldc + col0 + c * FWG_EPI_COLS + 4 * c4;
+            asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(q), "f"(v.x), "f"(v.y),
+                         "f"(v.z), "f"(v.w)
+                         : "memory");
+        }
+        __syncwarp();  // the buffer is read before the next chunk overwrites it
+    }
+}
+#endif
+
 // wgmma.mma_async m64nBNk8 f32 += tf32 · tf32, both operands from shared memory: the wrappers
 // are generated (kernels/wgmma_wrappers.cuh, from src/kernel_gen.rs) and assembled before this file.
 template <int N>
@@ -362,6 +437,15 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
     extern __shared__ unsigned char fwg_smem_raw[];
     // full[0..ST), empty[0..ST), and with the producer-form rounding pass ready[0..ST).
     __shared__ __align__(8) unsigned long long fwg_bars[(FWG_ROUND_BY_PRODUCER ? 3 : 2) * FWG_ST];
+#if FWG_EPI_STAGED
+    __shared__ __align__(16) float fwg_epi[FWG_WG * 4][16 * FWG_EPI_LD];  // one buffer per warp
+#endif
+#if FORGE_PINGPONG
+    // turn[w] (count 1): completes once per unit of the other warpgroup, when that one has
+    // issued its last wgmma of the unit (so every full[] phase before warpgroup w's next stage
+    // has completed: its parity waits cannot match a stale phase).
+    __shared__ __align__(8) unsigned long long fwg_turn[2];
+#endif
 
     // Stage s: A at base + s·STAGE_BYTES, B right after it; every tile 1024-byte aligned.
     const unsigned base = (fwg_smem_u32(fwg_smem_raw) + 1023u) & ~1023u;
@@ -377,11 +461,15 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
 #pragma unroll
         for (int s = 0; s < FWG_ST; ++s) {
             fwg_mbar_init(full0 + 8 * s, 1);
-            fwg_mbar_init(empty0 + 8 * s, FWG_CL * FWG_WG * 4);
+            fwg_mbar_init(empty0 + 8 * s, FWG_CL * FWG_RELEASERS);
 #if FWG_ROUND_BY_PRODUCER
             fwg_mbar_init(ready0 + 8 * s, FWG_RWARPS);  // one arrive per rounding warp
 #endif
         }
+#if FORGE_PINGPONG
+        fwg_mbar_init(fwg_smem_u32(&fwg_turn[0]), 1);
+        fwg_mbar_init(fwg_smem_u32(&fwg_turn[1]), 1);
+#endif
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmA) : "memory");
         asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmB) : "memory");
@@ -460,11 +548,34 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
         float acc[FWG_MB][FWG_ACC];
         int stage = 0;
         unsigned phase = 0;
-        const unsigned long long da0 = fwg_desc(base + cw * FWG_ROWS * 128);
+        const int row_off = FORGE_PINGPONG ? 0 : cw * FWG_ROWS;  // this warpgroup's tile rows
+        const unsigned long long da0 = fwg_desc(base + row_off * 128);
         const unsigned long long db0 = fwg_desc(base + FWG_A_BYTES);
 
         const int ct = cw * 128 + tid;
+#if FORGE_PINGPONG
+        // Ping-pong: the CTA's units alternate between the warpgroups. A warpgroup moves its
+        // ring position past the other's k-tiles without touching them; before its own unit
+        // (except the CTA's first) it waits for turn[cw], which the other warpgroup completes
+        // after issuing the previous unit's last wgmma, so the MMAs of consecutive units follow
+        // each other while the finished warpgroup stores its tile.
+        const unsigned turn_mine = fwg_smem_u32(&fwg_turn[cw]);
+        const unsigned turn_other = fwg_smem_u32(&fwg_turn[cw ^ 1]);
+        int unit_index = 0;
+        unsigned turns = 0;
+#endif
         forge_for_each_unit(p, [&](const ForgeWork& w) {
+#if FORGE_PINGPONG
+            const int idx = unit_index++;
+            if ((idx & 1) != cw) {
+                const int pos = stage + (w.kt_end - w.kt_begin);
+                phase ^= (unsigned)(pos / FWG_ST) & 1u;
+                stage = pos % FWG_ST;
+                return;
+            }
+            if (idx > 0) fwg_mbar_wait(turn_mine, turns++ & 1u);
+            if (w.kt_end == w.kt_begin && tid == 0) fwg_mbar_arrive(turn_other);  // empty unit
+#endif
             auto mainloop = [&]() {
             const int nk = w.kt_end - w.kt_begin;
             if (nk > 0) {
@@ -496,6 +607,9 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
                             fwg_wgmma<FWG_BN>(acc[mb], da0 + soff + mb * ((64 * 128) >> 4) + 2 * k8,
                                               db0 + soff + 2 * k8);
                     fwg_wgmma_commit();
+#if FORGE_PINGPONG
+                    if (kt == nk - 1 && tid == 0) fwg_mbar_arrive(turn_other);  // ring handed on
+#endif
 #pragma unroll
                     for (int mb = 0; mb < FWG_MB; ++mb)
 #pragma unroll
@@ -531,13 +645,31 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
                 fwg_chain_store(acc, workspace, w, ct);  // the next piece continues from here
                 return;
             }
+#if FORGE_DIAG_NO_EPILOGUE
+            // Measurement only (FORGE_KERNEL_DEFINES): no C store, so the gate fails; the time
+            // difference to the real kernel is what the epilogue costs. The test is always true
+            // at run time but not at compile time, so the accumulators stay live: a plain
+            // `return` let ptxas delete the dead wgmmas (2026-12-03: 2048×8192×512 "ran" at
+            // 588 TFLOP/s, above the tensor peak).
+            if (p.K >= 0) return;
+#endif
             // Epilogue: registers → global (or this split's workspace slice).
             float* out = forge_out_base(C, workspace, p, splits, w.split);
             const int tile_r0 = forge_row0(w, (int)rank);
             const int tile_c0 = forge_col0(w);
             const bool full = (tile_r0 + FWG_BM <= p.M) && (tile_c0 + FWG_BN <= p.N) && ((p.N & 1) == 0);
-            const int row = tile_r0 + cw * FWG_ROWS + warp * 16 + (lane >> 2);
+            const int row = tile_r0 + row_off + warp * 16 + (lane >> 2);
             const int col = tile_c0 + 2 * (lane & 3);
+#if FWG_EPI_STAGED
+            if (full && (p.N & 3) == 0) {
+                const unsigned buf = fwg_smem_u32(&fwg_epi[ct >> 5][0]);
+                const int row0 = tile_r0 + row_off + warp * 16;
+#pragma unroll
+                for (int mb = 0; mb < FWG_MB; ++mb)
+                    fwg_store_block_staged(out, acc[mb], row0 + 64 * mb, tile_c0, p, buf, lane);
+                return;
+            }
+#endif
 #pragma unroll
             for (int mb = 0; mb < FWG_MB; ++mb) fwg_store_block(out, acc[mb], row + 64 * mb, col, p, full);
         });

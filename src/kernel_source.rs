@@ -97,6 +97,7 @@ impl KernelVariant {
              #define FORGE_BM {bm}\n#define FORGE_BN {bn}\n#define FORGE_BK {bk}\n\
              #define FORGE_STAGES {stages}\n#define {workers} {w}\n\
              #define FORGE_PERSISTENT {pers}\n#define FORGE_CHAINED_TAIL {chained}\n\
+             #define FORGE_PINGPONG {pingpong}\n\
              #define FORGE_CLUSTER {cluster}\n\
              #define FORGE_SPLITK {splitk}\n#define FORGE_VEC4 {vec4}\n\
              #define FORGE_ROUND {round}\n{round_in}",
@@ -108,6 +109,7 @@ impl KernelVariant {
             w = self.workers,
             pers = self.persistence.is_persistent() as u8,
             chained = (self.persistence == Persistence::ChainedTail) as u8,
+            pingpong = (self.persistence == Persistence::PingPong) as u8,
             cluster = self.cluster,
             splitk = self.split_k as u8,
             vec4 = self.vec4 as u8,

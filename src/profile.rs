@@ -107,8 +107,13 @@ pub struct Entry {
     pub tflops: Option<f64>,
     pub cublas_us: Option<f64>,
     pub cublas_tflops: Option<f64>,
-    /// cuBLAS time over own time: above 1 means the own kernel is faster.
+    /// cuBLAS time over own time: above 1 means the own kernel is faster. From the
+    /// head-to-head's sustained regime (what a training step sees) where it ran.
     pub ratio_vs_cublas: Option<f64>,
+    /// The same ratio in the head-to-head's burst regime (short batches after idle gaps).
+    /// Optional: profiles written before it existed load unchanged (same schema version).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_ratio_vs_cublas: Option<f64>,
     pub gate: Gate,
     /// The next best schedules (gate-passing when measured), best first.
     #[serde(default)]
@@ -136,6 +141,7 @@ impl Entry {
             cublas_us: None,
             cublas_tflops: None,
             ratio_vs_cublas: None,
+            burst_ratio_vs_cublas: None,
             gate: Gate::Unverified,
             runners_up: vec![],
         }
@@ -338,7 +344,8 @@ fn check_fields(meta: &Metadata, e: &Entry) -> Result<(), String> {
             return Err(format!("{name} = {v} is not a finite number >= 0"));
         }
     }
-    for (name, value) in positive {
+    let optional_positive = [("burst_ratio_vs_cublas", e.burst_ratio_vs_cublas)];
+    for (name, value) in positive.into_iter().chain(optional_positive) {
         if let Some(v) = value
             && !(v.is_finite() && v > 0.0)
         {
@@ -771,6 +778,24 @@ pub(crate) mod tests {
         assert_eq!(back.meta, p.meta);
         assert_eq!(back.entries, p.entries);
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_burst_ratio_is_optional_and_checked() {
+        let mut p = sample();
+        let text = p.to_toml();
+        assert!(!text.contains("burst_ratio_vs_cublas"), "{text}");
+        p.entries[0].burst_ratio_vs_cublas = Some(0.95);
+        let text = p.to_toml();
+        let back = Profile::parse(&text, "x.toml").unwrap();
+        assert_eq!(back.entries[0].burst_ratio_vs_cublas, Some(0.95));
+        assert_eq!(back.entries[1].burst_ratio_vs_cublas, None);
+        let bad = text.replace(
+            "burst_ratio_vs_cublas = 0.95",
+            "burst_ratio_vs_cublas = -1.0",
+        );
+        let err = Profile::parse(&bad, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("burst_ratio_vs_cublas = -1"), "{err}");
     }
 
     #[test]

@@ -198,15 +198,40 @@ pub struct ShapeReport {
 pub struct HeadToHead {
     #[serde(with = "schedule::by_name")]
     pub schedule: Schedule,
+    /// The sustained regime (long stretches of back-to-back launches at the power-limited
+    /// clock, what a training step sees): the ratio the profile and the parity table report.
     pub own: Measurement,
     pub cublas: Measurement,
     pub rounds: u32,
+    /// The burst regime (short batches after idle gaps); absent in reports of older builds,
+    /// whose rounds were all sustained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<RegimeTimes>,
 }
 
-impl HeadToHead {
+/// Own and cuBLAS times of one regime of a head-to-head.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RegimeTimes {
+    pub own: Measurement,
+    pub cublas: Measurement,
+}
+
+impl RegimeTimes {
     /// cuBLAS time / own time (> 1: own is faster).
     pub fn ratio(&self) -> f64 {
         self.cublas.median_us / self.own.median_us
+    }
+}
+
+impl HeadToHead {
+    /// cuBLAS time / own time in the sustained regime (> 1: own is faster).
+    pub fn ratio(&self) -> f64 {
+        self.cublas.median_us / self.own.median_us
+    }
+
+    /// The same in the burst regime, when it was measured.
+    pub fn burst_ratio(&self) -> Option<f64> {
+        self.burst.as_ref().map(RegimeTimes::ratio)
     }
 }
 
@@ -355,7 +380,24 @@ mod tests {
             own: m(own),
             cublas: m(cublas),
             rounds: 6,
+            burst: None,
         }
+    }
+
+    #[test]
+    fn head_to_heads_of_older_reports_load_without_a_burst_regime() {
+        let mut h = h2h("a", 100.0, 103.0);
+        let old = serde_json::to_string(&h).unwrap();
+        assert!(!old.contains("burst"), "{old}");
+        let back: HeadToHead = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.burst_ratio(), None);
+        h.burst = Some(RegimeTimes {
+            own: h.own.clone(),
+            cublas: h2h("a", 0.0, 90.0).cublas,
+        });
+        let back: HeadToHead = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
+        assert_eq!(back.burst_ratio(), Some(0.9));
+        assert!((back.ratio() - 1.03).abs() < 1e-12);
     }
 
     #[test]

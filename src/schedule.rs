@@ -153,13 +153,18 @@ pub enum Persistence {
     /// CTAs compute one after another, each continuing the previous piece's accumulators
     /// (`sk`): the tail is spread over every SM and the K order of every element is kept.
     ChainedTail,
+    /// Persistent with ping-pong consumers (`pp`, wgmma, 2 warpgroups): each warpgroup
+    /// computes whole BM×BN tiles of its own, alternating, so one's epilogue runs under the
+    /// other's MMAs (`kernels/wgmma_tf32.cu`, `FORGE_PINGPONG`).
+    PingPong,
 }
 
 impl Persistence {
-    pub const ALL: [Persistence; 3] = [
+    pub const ALL: [Persistence; 4] = [
         Persistence::Off,
         Persistence::Tiles,
         Persistence::ChainedTail,
+        Persistence::PingPong,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -167,10 +172,11 @@ impl Persistence {
             Persistence::Off => "np",
             Persistence::Tiles => "pers",
             Persistence::ChainedTail => "sk",
+            Persistence::PingPong => "pp",
         }
     }
 
-    /// A resident grid (both persistent modes).
+    /// A resident grid (every mode but `np`).
     pub fn is_persistent(self) -> bool {
         self != Persistence::Off
     }
@@ -316,14 +322,22 @@ impl Schedule {
     pub fn smem_total_bytes(&self) -> u32 {
         match self.family {
             Family::MmaSync => self.smem_bytes(),
-            Family::Wgmma => self.smem_bytes() + 16 * self.stages,
+            Family::Wgmma => {
+                let turn_barriers = if self.persistence == Persistence::PingPong {
+                    16
+                } else {
+                    0
+                };
+                self.smem_bytes() + 16 * self.stages + turn_barriers
+            }
         }
     }
 
-    /// f32 accumulators each math thread holds.
+    /// f32 accumulators each math thread holds (a ping-pong warpgroup holds a whole tile).
     pub fn accumulators_per_thread(&self) -> u32 {
         let math_threads = match self.family {
             Family::MmaSync => 32 * self.workers,
+            Family::Wgmma if self.persistence == Persistence::PingPong => 128,
             Family::Wgmma => 128 * self.workers,
         };
         self.tile.bm * self.tile.bn / math_threads
@@ -352,7 +366,7 @@ impl Schedule {
     }
 
     /// CTAs to launch: every unit (non-persistent), or at most `resident_ctas` (persistent),
-    /// rounded to whole clusters.
+    /// rounded to whole clusters. (A ping-pong CTA with one unit leaves a warpgroup idle.)
     pub fn grid_ctas(&self, shape: &Shape, resident_ctas: u64) -> u64 {
         let units = self.work_grid(shape).units;
         let cluster = self.cluster as u64;

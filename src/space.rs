@@ -110,6 +110,9 @@ pub enum Rejection {
         tiles: u64,
         grid: u64,
     },
+    PingPongUnsupported {
+        detail: &'static str,
+    },
 }
 
 impl fmt::Display for Rejection {
@@ -164,6 +167,7 @@ impl fmt::Display for Rejection {
                 "{tiles} tiles on {grid} CTAs leave no partial wave worth cutting along K \
                  (the schedule would equal its `pers` twin)"
             ),
+            Rejection::PingPongUnsupported { detail } => write!(f, "no ping-pong: {detail}"),
         }
     }
 }
@@ -256,6 +260,15 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
             });
         }
     }
+    if s.persistence == Persistence::PingPong
+        && (s.family != Family::Wgmma || s.workers != 2 || s.cluster != 1 || s.split_k != 1)
+    {
+        // The kernel also runs cluster 2 and split-K; the space leaves them out to keep the
+        // variant count (and the ptxas check) small.
+        return Err(Rejection::PingPongUnsupported {
+            detail: "only the wgmma family with 2 consumer warpgroups, cluster 1, no split-K",
+        });
+    }
     if s.split_k > 1 && grid.k_tiles < 2 * s.split_k as u64 {
         return Err(Rejection::SplitTooFine {
             split_k: s.split_k,
@@ -279,7 +292,12 @@ fn check_worker_layout(s: &Schedule) -> Result<(), Rejection> {
             Ok(())
         }
         Family::Wgmma => {
-            let rows = s.tile.bm / s.workers;
+            // Ping-pong warpgroups each take the whole tile.
+            let rows = if s.persistence == Persistence::PingPong {
+                s.tile.bm
+            } else {
+                s.tile.bm / s.workers
+            };
             if rows != 64 && rows != 128 {
                 return Err(Rejection::WarpLayout {
                     detail: "each consumer warpgroup takes 64 or 128 rows",
@@ -430,6 +448,43 @@ mod tests {
         let valid = valid_schedules(&h100(), Dtype::Tf32, &Shape::new(4096, 4096, 4096));
         assert!(valid.iter().any(|s| s.family == Family::Wgmma));
         assert!(valid.iter().any(|s| s.family == Family::MmaSync));
+    }
+
+    #[test]
+    fn ping_pong_warpgroups_each_hold_a_whole_tile() {
+        let shape = Shape::new(2048, 8192, 512);
+        for ok in [
+            "wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1",
+            "wgmma_tf32_64x128x32_s6_wg2_swz16_pp_c1_k1",
+        ] {
+            assert_eq!(check(&h100(), &wgmma(ok), &shape), Ok(()), "{ok}");
+        }
+        // 128×256 per warpgroup: 256 accumulators per thread.
+        assert!(matches!(
+            check(
+                &h100(),
+                &wgmma("wgmma_tf32_128x256x32_s4_wg2_swz16_pp_c1_k1"),
+                &shape
+            ),
+            Err(Rejection::Registers {
+                accumulators: 256,
+                ..
+            })
+        ));
+        for bad in [
+            "wgmma_tf32_128x128x32_s6_wg1_swz16_pp_c1_k1",
+            "wgmma_tf32_128x128x32_s6_wg2_swz8_pp_c2_k1",
+            "wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k2",
+            "mma_sync_tf32_128x128x32_s3_w8_swz16_pp_c1_k1",
+        ] {
+            assert!(
+                matches!(
+                    check(&h100(), &wgmma(bad), &shape),
+                    Err(Rejection::PingPongUnsupported { .. })
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

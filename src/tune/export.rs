@@ -16,7 +16,9 @@ pub fn stage_report(commit: &mut Commit, dir: &Path, report: &RunReport) -> anyh
     Ok(())
 }
 
-/// The report as CSV, one row per candidate.
+/// The report as CSV, one row per candidate. `RatioVsCublas` is the screen's; the last two
+/// columns are the candidate's head-to-head ratios (sustained, burst) where it had one (the
+/// chosen schedule's confirmation, else its finalist round).
 pub fn report_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(vec![]);
     w.write_record([
@@ -45,12 +47,19 @@ pub fn report_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
         "CublasRuntime",
         "CublasGFLOPs",
         "RatioVsCublas",
+        "HeadToHeadSustained",
+        "HeadToHeadBurst",
     ])?;
     for (problem, s) in report.shapes.iter().enumerate() {
         for c in &s.candidates {
             let x = &c.schedule;
             let m = c.measured.as_ref();
             let cub = s.cublas.as_ref();
+            let h2h = s
+                .head_to_head
+                .iter()
+                .chain(&s.finalists)
+                .find(|h| h.schedule == c.schedule);
             let status = match &c.status {
                 Status::Measured => "measured".to_string(),
                 other => format!("{other:?}"),
@@ -84,6 +93,9 @@ pub fn report_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
                     (Some(m), Some(c)) => format!("{:.4}", c.median_us / m.median_us),
                     _ => String::new(),
                 },
+                h2h.map_or(String::new(), |h| format!("{:.4}", h.ratio())),
+                h2h.and_then(|h| h.burst_ratio())
+                    .map_or(String::new(), |r| format!("{r:.4}")),
             ])?;
         }
     }

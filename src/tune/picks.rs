@@ -8,7 +8,7 @@ use crate::device::cache::KernelCache;
 use crate::kernel_source::KernelVariant;
 use crate::problem::Problem;
 use crate::report::{Candidate, GateResult, Status};
-use crate::schedule::{Family, Schedule, Tile};
+use crate::schedule::{Family, Persistence, Schedule, Tile};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 
@@ -21,7 +21,8 @@ use std::collections::{HashMap, HashSet};
 pub const PER_TILE: usize = 2;
 
 pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
-    let mut kernels: HashSet<(Family, Tile, u32, u32, u32, u32)> = HashSet::new();
+    // Ping-pong consumers are a kernel of their own (`FORGE_PINGPONG`), not a launch mode.
+    let mut kernels: HashSet<(Family, Tile, u32, u32, u32, u32, bool)> = HashSet::new();
     let mut tiles: HashMap<(Family, Tile, u32), usize> = HashMap::new();
     let mut out = Vec::new();
     for (i, r) in ranked.iter().enumerate() {
@@ -31,7 +32,15 @@ pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
         }
         let per_tile = tiles.entry((s.family, s.tile, s.cluster)).or_default();
         if *per_tile < PER_TILE
-            && kernels.insert((s.family, s.tile, s.stages, s.workers, s.cluster, s.split_k))
+            && kernels.insert((
+                s.family,
+                s.tile,
+                s.stages,
+                s.workers,
+                s.cluster,
+                s.split_k,
+                s.persistence == Persistence::PingPong,
+            ))
         {
             *per_tile += 1;
             out.push((i, r));
@@ -51,7 +60,7 @@ pub const PER_FAMILY: usize = 2;
 /// The screen's picks with their 0-based rank: every schedule when `exhaustive`, else the
 /// diverse top `top`, topped up to [`PER_FAMILY`] diverse picks of each family; plus the best
 /// split-K schedule (expected to fail the gate: it prices determinism, fastest passing against
-/// fastest overall) and the canonical schedule.
+/// fastest overall), the best ping-pong schedule and the canonical schedule.
 pub fn screen_picks(ranked: &[Ranked], top: usize, exhaustive: bool) -> Vec<(usize, &Ranked)> {
     let mut picks: Vec<(usize, &Ranked)> = if exhaustive {
         ranked.iter().enumerate().collect()
@@ -83,6 +92,9 @@ pub fn screen_picks(ranked: &[Ranked], top: usize, exhaustive: bool) -> Vec<(usi
         }
     };
     add(&|s| s.split_k > 1);
+    // The cost model prices ping-pong like plain persistence (it does not model the epilogue
+    // running under the other warpgroup's MMAs), so the best one is timed on the side.
+    add(&|s| s.persistence == Persistence::PingPong);
     if let Some(first) = ranked.first() {
         let canonical = Schedule::canonical(first.schedule.dtype);
         add(&|s| *s == canonical);

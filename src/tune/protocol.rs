@@ -6,7 +6,7 @@ use crate::contract::Contract;
 use crate::device::DeviceInfo;
 use crate::device::timing::TimingConfig;
 use crate::problem::Problem;
-use crate::report::{BitModelCheck, GateResult, Measurement, ReferenceCheck, Status};
+use crate::report::{BitModelCheck, GateResult, Measurement, ReferenceCheck, RegimeTimes, Status};
 use crate::schedule::{self, Schedule};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -72,9 +72,6 @@ impl Job {
     }
 }
 
-/// Alternating rounds of own and cuBLAS timing in one process.
-pub const HEAD_TO_HEAD_ROUNDS: usize = 6;
-
 /// One line of worker output.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -101,12 +98,16 @@ pub enum Event {
         #[serde(with = "schedule::by_name")]
         schedule: Schedule,
     },
+    /// `own`/`cublas`: the sustained regime over `rounds` rounds per side; `burst`: the burst
+    /// regime (absent from workers of older builds).
     HeadToHead {
         #[serde(with = "schedule::by_name")]
         schedule: Schedule,
         own: Measurement,
         cublas: Measurement,
         rounds: u32,
+        #[serde(default)]
+        burst: Option<RegimeTimes>,
     },
     /// The operand-preparation passes of a head-to-head's schedule timed alone (transposes for
     /// a non-TN layout, pads for rows a TMA schedule cannot read in place).

@@ -131,6 +131,11 @@ pub fn measured_entry(s: &ShapeReport) -> Option<Entry> {
     entry.cublas_us = Some(cublas.median_us);
     entry.cublas_tflops = Some(cublas.tflops);
     entry.ratio_vs_cublas = Some(cublas.median_us / own.median_us);
+    entry.burst_ratio_vs_cublas = s
+        .head_to_head
+        .as_ref()
+        .and_then(|h| h.burst_ratio())
+        .filter(|r| r.is_finite() && *r > 0.0);
     entry.gate = Gate::Passed;
     entry.runners_up = passing
         .iter()

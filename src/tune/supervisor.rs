@@ -245,12 +245,14 @@ pub fn head_to_head(
                 own,
                 cublas,
                 rounds,
+                burst,
             }) => {
                 result = Some(HeadToHead {
                     schedule,
                     own,
                     cublas,
                     rounds,
+                    burst,
                 });
             }
             Ok(Event::Prep {

@@ -2,7 +2,7 @@
 //! kernel makes the worker exit; the tuner records the candidate it had started as faulted
 //! and starts a new worker for the rest.
 
-use super::protocol::{Event, HEAD_TO_HEAD_ROUNDS, Job, measurement};
+use super::protocol::{Event, Job, measurement};
 use crate::bitmodel;
 use crate::contract::Rounding;
 use crate::device::buffers::DeviceBuffer;
@@ -11,13 +11,13 @@ use crate::device::cublas::Cublas;
 use crate::device::fill::UtilKernels;
 use crate::device::kernel::{LoadedVariant, Prepared};
 use crate::device::prep::{PrepKernel, PreparedOperands};
-use crate::device::timing::{TimingConfig, time_kernel};
+use crate::device::timing::{self, TimingConfig, time_kernel};
 use crate::device::{DeviceError, Gpu};
 use crate::gate::{self, POISON_BITS};
 use crate::kernel_source::KernelVariant;
 use crate::operand_prep::{OperandPrep, PrepPlan};
 use crate::reference::{self, TENSOR_A, TENSOR_B};
-use crate::report::{BitModelCheck, GateResult, ReferenceCheck, Status};
+use crate::report::{BitModelCheck, GateResult, ReferenceCheck, RegimeTimes, Status};
 use crate::schedule::{Layout, Schedule};
 use crate::shape::Shape;
 use crate::stats::{Summary, summarize};
@@ -394,30 +394,35 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                 "{schedule} no longer passes the gate"
             )));
         }
-        let mut round_cfg = job.timing.clone();
-        round_cfg.max_seconds = (job.timing.max_seconds / 2.0).max(0.2);
-        let (mut own, mut cub) = (Vec::new(), Vec::new());
-        for round in 0..HEAD_TO_HEAD_ROUNDS {
-            let time_own = || time_runner(&gpu, &runner, &inputs, &round_cfg);
-            let time_cub = || time_cublas(&gpu, &cublas, layout, &shape, &inputs, &round_cfg);
-            // Alternate which goes first, so clock drift favours neither.
-            if round % 2 == 0 {
-                own.extend(time_own()?.1);
-                cub.extend(time_cub()?.1);
-            } else {
-                cub.extend(time_cub()?.1);
-                own.extend(time_own()?.1);
-            }
-        }
+        let regimes = &job.timing.regimes;
+        let (burst, sustained) = timing::head_to_head(
+            &gpu,
+            inputs.a.len(),
+            regimes,
+            &mut |s| runner.launch(&gpu, s, inputs.c[s].ptr(), inputs.workspace.ptr()),
+            &mut |s| {
+                cublas.gemm_layout(
+                    &shape,
+                    layout,
+                    inputs.a[s].ptr(),
+                    inputs.b[s].ptr(),
+                    inputs.c[s].ptr(),
+                )
+            },
+        )?;
         emit(&Event::HeadToHead {
             schedule,
-            own: measurement(&summarize(&own), flops),
-            cublas: measurement(&summarize(&cub), flops),
-            rounds: HEAD_TO_HEAD_ROUNDS as u32,
+            own: measurement(&summarize(&sustained.own), flops),
+            cublas: measurement(&summarize(&sustained.cublas), flops),
+            rounds: regimes.sustained_rounds.max(1) as u32,
+            burst: (!burst.own.is_empty()).then(|| RegimeTimes {
+                own: measurement(&summarize(&burst.own), flops),
+                cublas: measurement(&summarize(&burst.cublas), flops),
+            }),
         });
         let plan = runner.prep_plan();
         if !plan.is_empty() {
-            let (summary, _) = time_kernel(&gpu, inputs.a.len(), &round_cfg, |s| {
+            let (summary, _) = time_kernel(&gpu, inputs.a.len(), &job.timing, |s| {
                 runner.launch_prep(&gpu, s)
             })?;
             emit(&Event::Prep {

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# perf helper's device call (2026-12-03): see tests/device/perf_ab.sh on branch h-perf.
+cd "$(dirname "$0")"
+export GATE_SPECS="1000x1000x1000:wgmma_tf32_128x128x32_s6_wg2_swz1_pp_c1_k1 517x263x300:wgmma_tf32_128x128x32_s4_wg2_swz1_pp_c1_k1,wgmma_tf32_64x128x32_s6_wg2_swz1_pp_c1_k1 2048x8192x512:wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1,wgmma_tf32_128x96x32_s7_wg2_swz16_pp_c1_k1"
+export DIAG_SPECS="2048x8192x512:wgmma_tf32_128x256x32_s4_wg2_swz16_pers_c1_k1,wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1 3000x5000x1000:wgmma_tf32_128x192x32_s5_wg2_swz16_pers_c2_k1,wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1"
+export TUNE_SHAPES=2048x8192x512,3000x5000x1000 TUNE_TOP=4 TUNE_TIMEOUT=120 REPEATS=2
+bash perf_ab.sh \
+  2048x8192x512:wgmma_tf32_128x256x32_s4_wg2_swz16_pers_c1_k1,wgmma_tf32_128x256x32_s4_wg2_swz16c_pers_c2_k1,wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1 \
+  3000x5000x1000:wgmma_tf32_128x192x32_s5_wg2_swz16_pers_c2_k1,wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1 \
+  128x14336x4096:wgmma_tf32_128x128x32_s7_wg2_swz16c_np_c1_k1 \
+  2048x2048x2048:wgmma_tf32_128x256x32_s4_wg2_swz16_np_c1_k1,wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1 \
+  4096x4096x4096:wgmma_tf32_128x256x32_s4_wg2_swz16_pers_c1_k1,wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1 \
+  8192x8192x8192:wgmma_tf32_128x224x32_s4_wg2_swz8_pers_c2_k1,wgmma_tf32_128x128x32_s6_wg2_swz8_pp_c1_k1
