@@ -337,6 +337,17 @@ impl CostModel {
         CostModel::from_toml(SHIPPED).expect("cost_model/model.toml is valid")
     }
 
+    /// The shipped constants, parsed once.
+    pub fn shipped_ref() -> &'static CostModel {
+        static MODEL: OnceLock<CostModel> = OnceLock::new();
+        MODEL.get_or_init(CostModel::shipped)
+    }
+
+    /// The constants as TOML (no comments), readable by [`CostModel::from_toml`].
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("the cost model serializes")
+    }
+
     /// Parses and validates a constants file.
     pub fn from_toml(text: &str) -> Result<CostModel, CostModelError> {
         let model: CostModel =
