@@ -370,6 +370,8 @@ pub struct FitReport {
     pub heldout_after: Option<Summary>,
     /// (key, before, after).
     pub changes: Vec<(String, f64, f64)>,
+    /// Profile selection on the held-out shapes, with the model before and after the fit.
+    pub selection: Vec<(String, Vec<super::selection::SelectionRow>)>,
 }
 
 impl FitReport {
@@ -397,6 +399,7 @@ impl FitReport {
             heldout_before: held(start),
             heldout_after: held(&r.model),
             changes: r.changes.clone(),
+            selection: vec![],
         }
     }
 
@@ -465,5 +468,119 @@ impl FitReport {
             let _ = writeln!(o, "{mark} {k:<48} {b:>10.4} -> {a:.4}");
         }
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::data::Point;
+    use crate::calibrate::sample::Origin;
+    use crate::contract::Contract;
+    use crate::device::timing::TimingConfig;
+    use crate::problem::Problem;
+    use crate::report::{Measurement, Verdict};
+    use crate::schedule::{Dtype, Layout};
+
+    /// A data set "measured" by a model with other constants (every 7th valid schedule).
+    fn synthetic(truth: &CostModel, arch: &Arch, shapes: &[Shape]) -> CalibrationData {
+        let shapes = shapes
+            .iter()
+            .map(|&shape| {
+                let ranked = truth.rank(arch, Dtype::Tf32, Layout::Tn, &shape);
+                let points = ranked
+                    .iter()
+                    .filter(|r| !r.schedule.changes_reduction_order())
+                    .step_by(7)
+                    .map(|r| Point {
+                        schedule: r.schedule,
+                        origin: Origin::Sample,
+                        predicted_us: 0.0,
+                        status: "measured".into(),
+                        measured: Some(Measurement {
+                            median_us: r.prediction.time_us,
+                            ci_low_us: r.prediction.time_us,
+                            ci_high_us: r.prediction.time_us,
+                            samples: 7,
+                            outliers: 0,
+                            tflops: r.prediction.tflops,
+                        }),
+                        gate: Verdict::Pass,
+                    })
+                    .collect();
+                ShapeData {
+                    problem: Problem::new(Dtype::Tf32, Layout::Tn, shape),
+                    cublas: None,
+                    reference_passed: true,
+                    points,
+                }
+            })
+            .collect();
+        CalibrationData {
+            arch: arch.clone(),
+            device_name: "synthetic".into(),
+            cublas_version: String::new(),
+            contract: Contract::default(),
+            timing: TimingConfig::default(),
+            top: 0,
+            sample: 0,
+            seed: 0,
+            forge_version: String::new(),
+            git_revision: String::new(),
+            date: String::new(),
+            command: String::new(),
+            shapes,
+        }
+    }
+
+    #[test]
+    fn constants_round_trip_through_their_keys() {
+        let m = CostModel::shipped();
+        let x = values(&m, "sm_90a");
+        assert!(x.iter().all(|v| v.is_finite()), "{x:?}");
+        assert_eq!(with_values(&m, "sm_90a", &x), m);
+        let mut y = x.clone();
+        y[0] *= 2.0;
+        let moved = with_values(&m, "sm_90a", &y);
+        assert_eq!(moved.global.launch_us, 2.0 * m.global.launch_us);
+        // A key for an arch the table lacks is added beside `default`.
+        let other = with_values(&m, "sm_100", &values(&m, "sm_100"));
+        assert_eq!(other.family.wgmma.efficiency["sm_100"], m.family.wgmma.efficiency["default"]);
+    }
+
+    #[test]
+    fn the_fit_recovers_a_model_that_generated_the_data() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let start = CostModel::shipped();
+        let mut truth = start.clone();
+        truth.global.launch_us = 5.0;
+        truth.family.wgmma.efficiency.insert("sm_90a".into(), 0.62);
+        truth.global.pipeline_latency_clk = 1100.0;
+        let shapes = [
+            Shape::new(512, 512, 512),
+            Shape::new(2048, 2048, 2048),
+            Shape::new(128, 5376, 7168),
+            Shape::new(1536, 6144, 2048),
+        ];
+        let data = synthetic(&truth, &arch, &shapes);
+        let (train, test) = split(&data, &[Shape::new(1536, 6144, 2048)]);
+        assert_eq!((train.len(), test.len()), (3, 1));
+        let r = fit(&start, &arch, &train, 12);
+        assert!(r.loss_after < 0.2 * r.loss_before, "{} -> {}", r.loss_before, r.loss_after);
+        let (held_before, held_after) = (loss(&start, &arch, &test), loss(&r.model, &arch, &test));
+        assert!(held_after < 0.5 * held_before, "{held_before} -> {held_after}");
+        // Reproducible: the same data gives the same constants.
+        assert_eq!(fit(&start, &arch, &train, 12).model, r.model);
+    }
+
+    #[test]
+    fn metrics_of_a_perfect_model_are_perfect() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let m = CostModel::shipped();
+        let data = synthetic(&m, &arch, &[Shape::new(1024, 1024, 1024)]);
+        let s = summarize(&m, &arch, &data.shapes.iter().collect::<Vec<_>>());
+        assert_eq!(s.top1_geomean, 1.0);
+        assert_eq!(s.best_in_top4, 1.0);
+        assert!(s.rho_median > 0.999 && s.median_abs_rel_error < 1e-12, "{s:?}");
     }
 }

@@ -11,6 +11,7 @@
 pub mod data;
 pub mod fit;
 pub mod sample;
+pub mod selection;
 
 use crate::arch::Arch;
 use crate::contract::Contract;

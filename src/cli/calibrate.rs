@@ -30,7 +30,8 @@ pub struct CalibrateArgs {
     sample: usize,
     #[arg(long, default_value_t = 20261203)]
     seed: u64,
-    /// Also time this profile's entries and runners-up where valid (selection's candidates).
+    /// Also time this profile's entries and runners-up where valid (selection's candidates);
+    /// with --fit, evaluate selection with this profile on the held-out shapes.
     #[arg(long)]
     profile: Option<PathBuf>,
     /// Output directory (default reports/calibrate-<arch>-<date>); with --fit, where the
@@ -119,8 +120,16 @@ fn run_fit(a: &CalibrateArgs, path: &std::path::Path) -> anyhow::Result<()> {
         bail!("no training shapes left after --holdout");
     }
     let result = fit::fit(&start, &data.arch, &train, a.sweeps);
-    let report = fit::FitReport::new(&start, &result, &data, &train, &test);
+    let mut report = fit::FitReport::new(&start, &result, &data, &train, &test);
     print!("{}", report.text());
+    if let Some(p) = &a.profile {
+        let profile = crate::profile::Profile::load_for_arch(p, &data.arch.name)?;
+        for (what, model) in [("before", &start), ("after", &result.model)] {
+            let rows = crate::calibrate::selection::evaluate(&profile, model, &data, &test);
+            print!("[{what} the fit]{}", crate::calibrate::selection::text(&rows));
+            report.selection.push((what.to_string(), rows));
+        }
+    }
     let dir = a.out.clone().unwrap_or_else(|| {
         if path.is_dir() {
             path.to_path_buf()
