@@ -10,9 +10,9 @@ use crate::device::{DeviceError, Gpu};
 use crate::kernel_source::KernelVariant;
 use crate::problem::Problem;
 use crate::profile::{Profile, Rule, Selection};
-use crate::tune::first_use::{self, TunedCache};
 use crate::schedule::{Dtype, Layout};
 use crate::shape::Shape;
+use crate::tune::first_use::{self, TunedCache};
 use cudarc::driver::{CudaStream, sys};
 use std::collections::HashMap;
 use std::path::Path;
@@ -110,7 +110,12 @@ impl Dispatcher {
     /// if any.
     pub fn tuned_on_first_use(&self, shape: &Shape) -> Option<crate::schedule::Schedule> {
         let problem = Problem::new(self.dtype, Layout::Tn, *shape);
-        self.first_use.as_ref()?.lock().expect("lock").0.get(&problem)
+        self.first_use
+            .as_ref()?
+            .lock()
+            .expect("lock")
+            .0
+            .get(&problem)
     }
 
     /// The schedule a shape gets: the profile's exact entry; else, with tuning on first use,
@@ -130,7 +135,11 @@ impl Dispatcher {
         if let Some(s) = cache.get(&problem) {
             return Ok(s);
         }
-        let arch = self.gpu.info.arch().map_err(|e| DeviceError::Other(e.to_string()))?;
+        let arch = self
+            .gpu
+            .info
+            .arch()
+            .map_err(|e| DeviceError::Other(e.to_string()))?;
         let contract = self.profile.meta.numerical_contract;
         let entry = first_use::tune(&self.gpu, &self.cache, contract, &arch, &problem, *budget)?;
         if let Err(e) = cache.append(entry.clone()) {

@@ -343,7 +343,9 @@ fn tune_on_first_use_chooses_a_gated_schedule_and_later_runs_load_it() {
     let tuned = Shape::new(2048, 2048, 2048);
     let entry = Entry::predicted(
         Problem::new(Dtype::Tf32, Layout::Tn, tuned),
-        &"wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1".parse().unwrap(),
+        &"wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1"
+            .parse()
+            .unwrap(),
         0.0,
     );
     let profile = Profile::new(meta, vec![entry]).unwrap();
@@ -356,8 +358,16 @@ fn tune_on_first_use_chooses_a_gated_schedule_and_later_runs_load_it() {
         let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
         ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
         let t = std::time::Instant::now();
-        d.gemm(&gpu.stream, shape.m, shape.n, shape.k, ins.a[0].ptr(), ins.b[0].ptr(), ins.c[0].ptr())
-            .unwrap();
+        d.gemm(
+            &gpu.stream,
+            shape.m,
+            shape.n,
+            shape.k,
+            ins.a[0].ptr(),
+            ins.b[0].ptr(),
+            ins.c[0].ptr(),
+        )
+        .unwrap();
         gpu.stream.synchronize().unwrap();
         let first_call = t.elapsed().as_secs_f64();
         let out = ins.c[0].to_host(&gpu.stream).unwrap();
@@ -377,7 +387,10 @@ fn tune_on_first_use_chooses_a_gated_schedule_and_later_runs_load_it() {
     let mut later = Dispatcher::new(profile, &gpu, cache.dir()).unwrap();
     later.tune_on_first_use(Some(&file)).unwrap();
     for shape in unseen {
-        assert_eq!(later.tuned_on_first_use(&shape), d.tuned_on_first_use(&shape));
+        assert_eq!(
+            later.tuned_on_first_use(&shape),
+            d.tuned_on_first_use(&shape)
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

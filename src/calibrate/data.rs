@@ -55,7 +55,9 @@ pub struct ShapeData {
 impl ShapeData {
     /// (schedule, measured µs) of every gate-passing timed point.
     pub fn timed(&self) -> impl Iterator<Item = (&Point, f64)> {
-        self.points.iter().filter_map(|p| p.time_us().map(|t| (p, t)))
+        self.points
+            .iter()
+            .filter_map(|p| p.time_us().map(|t| (p, t)))
     }
 }
 
@@ -90,8 +92,7 @@ impl CalibrationData {
         } else {
             path.to_path_buf()
         };
-        let bytes =
-            std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
         serde_json::from_slice(&bytes)
             .with_context(|| format!("{} is not a calibration data set", file.display()))
     }

@@ -31,19 +31,19 @@ const fn free(key: &'static str, lo: f64, hi: f64) -> Free {
 /// The constants a calibration moves. Structural ones (register granularity, reserved shared
 /// memory, register overheads) are facts of the hardware and the kernels, not fitted; the
 /// transpose and split-K constants are not exercised by the data (TN only, no split-K).
-pub const FREE: [Free; 24] = [
+pub const FREE: [Free; 26] = [
     free("global.launch_us", 0.5, 10.0),
     free("global.dram_efficiency", 0.5, 1.0),
     free("global.l2_effective_fraction", 0.2, 1.0),
     free("global.overlap_loss", 0.0, 0.5),
-    free("global.load_latency_clk", 100.0, 4000.0),
+    free("global.load_latency_clk", 100.0, 10000.0),
     free("global.pipeline_latency_clk", 100.0, 4000.0),
     free("global.epilogue_fixed_clk", 0.0, 5000.0),
-    free("global.epilogue_bytes_per_clk_per_sm", 4.0, 256.0),
+    free("global.epilogue_bytes_per_clk_per_sm", 4.0, 1024.0),
     free("global.smem_bytes_per_clk_per_sm", 32.0, 512.0),
-    free("global.persistent_unit_clk", 0.0, 2000.0),
-    free("global.l2_port_bytes_per_clk_per_sm", 16.0, 256.0),
-    free("l2_bytes_per_clk_per_sm.{arch}", 8.0, 128.0),
+    free("global.persistent_unit_clk", 0.0, 5000.0),
+    free("global.l2_port_bytes_per_clk_per_sm", 16.0, 1024.0),
+    free("l2_bytes_per_clk_per_sm.{arch}", 8.0, 512.0),
     free("family.mma_sync.efficiency.{arch}", 0.05, 1.0),
     free("family.mma_sync.issue_fraction.4", 0.1, 1.0),
     free("family.mma_sync.issue_fraction.8", 0.1, 1.0),
@@ -56,6 +56,8 @@ pub const FREE: [Free; 24] = [
     free("family.wgmma.cta_prologue_clk", 0.0, 5000.0),
     free("family.wgmma.fill_hidden_persistent", 0.0, 1.0),
     free("family.wgmma.epilogue_overlap_persistent", 0.0, 1.0),
+    free("family.wgmma.cluster_ktile_clk", 0.0, 1000.0),
+    free("family.wgmma.cluster_fill_clk", 0.0, 10000.0),
 ];
 
 /// A model as a TOML table, so a constant can be read and written by its dotted key.
@@ -118,13 +120,19 @@ pub fn with_values(model: &CostModel, arch: &str, x: &[f64]) -> CostModel {
     for (f, v) in FREE.iter().zip(x) {
         *slot(&mut t, &f.key.replace("{arch}", arch)) = toml::Value::Float(*v);
     }
-    t.try_into().expect("the free constants keep the model's form")
+    t.try_into()
+        .expect("the free constants keep the model's form")
 }
 
-/// A point's weight: 1 + 2 for points within 10% of the shape's best (the ranking near the
-/// top decides selection), so the fit cannot buy the tail's accuracy with the top's.
+/// A point's weight: 3 within 10% of the shape's best, else 1 (the ranking near the top
+/// decides selection), so the fit cannot buy the tail's accuracy with the top's. (A steeper
+/// 10/3/1 weighting fitted the top better on training shapes and worse on held-out ones.)
 pub fn weight(measured_us: f64, best_us: f64) -> f64 {
-    if measured_us <= best_us * 1.10 { 3.0 } else { 1.0 }
+    if measured_us <= best_us * 1.10 {
+        3.0
+    } else {
+        1.0
+    }
 }
 
 /// The fit's objective: the mean over shapes of the weighted mean squared log error.
@@ -325,7 +333,8 @@ pub fn summarize(model: &CostModel, arch: &Arch, shapes: &[&ShapeData]) -> Summa
         .filter_map(|s| shape_metrics(model, arch, s))
         .collect();
     let n = m.len().max(1) as f64;
-    let geo = |f: &dyn Fn(&ShapeMetrics) -> f64| (m.iter().map(|x| f(x).ln()).sum::<f64>() / n).exp();
+    let geo =
+        |f: &dyn Fn(&ShapeMetrics) -> f64| (m.iter().map(|x| f(x).ln()).sum::<f64>() / n).exp();
     let rhos: Vec<f64> = m.iter().filter_map(|x| x.rho).collect();
     Summary {
         top1_geomean: geo(&|x| x.top1),
@@ -464,7 +473,11 @@ impl FitReport {
         }
         let _ = writeln!(o, "\nconstants (before -> after):");
         for (k, b, a) in &self.changes {
-            let mark = if (a - b).abs() > 1e-9 * b.abs().max(1.0) { "*" } else { " " };
+            let mark = if (a - b).abs() > 1e-9 * b.abs().max(1.0) {
+                "*"
+            } else {
+                " "
+            };
             let _ = writeln!(o, "{mark} {k:<48} {b:>10.4} -> {a:.4}");
         }
         o
@@ -545,7 +558,10 @@ mod tests {
         assert_eq!(moved.global.launch_us, 2.0 * m.global.launch_us);
         // A key for an arch the table lacks is added beside `default`.
         let other = with_values(&m, "sm_100", &values(&m, "sm_100"));
-        assert_eq!(other.family.wgmma.efficiency["sm_100"], m.family.wgmma.efficiency["default"]);
+        assert_eq!(
+            other.family.wgmma.efficiency["sm_100"],
+            m.family.wgmma.efficiency["default"]
+        );
     }
 
     #[test]
@@ -566,9 +582,17 @@ mod tests {
         let (train, test) = split(&data, &[Shape::new(1536, 6144, 2048)]);
         assert_eq!((train.len(), test.len()), (3, 1));
         let r = fit(&start, &arch, &train, 12);
-        assert!(r.loss_after < 0.2 * r.loss_before, "{} -> {}", r.loss_before, r.loss_after);
+        assert!(
+            r.loss_after < 0.2 * r.loss_before,
+            "{} -> {}",
+            r.loss_before,
+            r.loss_after
+        );
         let (held_before, held_after) = (loss(&start, &arch, &test), loss(&r.model, &arch, &test));
-        assert!(held_after < 0.5 * held_before, "{held_before} -> {held_after}");
+        assert!(
+            held_after < 0.5 * held_before,
+            "{held_before} -> {held_after}"
+        );
         // Reproducible: the same data gives the same constants.
         assert_eq!(fit(&start, &arch, &train, 12).model, r.model);
     }
@@ -581,6 +605,9 @@ mod tests {
         let s = summarize(&m, &arch, &data.shapes.iter().collect::<Vec<_>>());
         assert_eq!(s.top1_geomean, 1.0);
         assert_eq!(s.best_in_top4, 1.0);
-        assert!(s.rho_median > 0.999 && s.median_abs_rel_error < 1e-12, "{s:?}");
+        assert!(
+            s.rho_median > 0.999 && s.median_abs_rel_error < 1e-12,
+            "{s:?}"
+        );
     }
 }

@@ -66,7 +66,11 @@ pub fn text(rows: &[SelectionRow]) -> String {
     let mut o = String::from(
         "\nselection on shapes the profile does not hold (sampled best / selected, measured):\n",
     );
-    let _ = writeln!(o, "{:<18} {:>8} {:>8}  model rule's choice", "shape", "model", "nearest");
+    let _ = writeln!(
+        o,
+        "{:<18} {:>8} {:>8}  model rule's choice",
+        "shape", "model", "nearest"
+    );
     for r in rows {
         let _ = writeln!(
             o,
@@ -81,8 +85,14 @@ pub fn text(rows: &[SelectionRow]) -> String {
         let n = v.len().max(1) as f64;
         (v.iter().map(|x| x.ln()).sum::<f64>() / n).exp()
     };
-    let m: Vec<f64> = rows.iter().filter_map(|r| r.model_rule_efficiency).collect();
-    let n: Vec<f64> = rows.iter().filter_map(|r| r.nearest_rule_efficiency).collect();
+    let m: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.model_rule_efficiency)
+        .collect();
+    let n: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.nearest_rule_efficiency)
+        .collect();
     let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     let _ = writeln!(
         o,

@@ -126,7 +126,10 @@ fn run_fit(a: &CalibrateArgs, path: &std::path::Path) -> anyhow::Result<()> {
         let profile = crate::profile::Profile::load_for_arch(p, &data.arch.name)?;
         for (what, model) in [("before", &start), ("after", &result.model)] {
             let rows = crate::calibrate::selection::evaluate(&profile, model, &data, &test);
-            print!("[{what} the fit]{}", crate::calibrate::selection::text(&rows));
+            print!(
+                "[{what} the fit]{}",
+                crate::calibrate::selection::text(&rows)
+            );
             report.selection.push((what.to_string(), rows));
         }
     }

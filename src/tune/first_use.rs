@@ -90,7 +90,12 @@ pub struct TunedFile {
 }
 
 /// `<kernel cache dir>/first-use-<arch>-<device>-<contract>.json`.
-pub fn default_path(cache_dir: &Path, arch: &str, device_name: &str, contract: Contract) -> PathBuf {
+pub fn default_path(
+    cache_dir: &Path,
+    arch: &str,
+    device_name: &str,
+    contract: Contract,
+) -> PathBuf {
     cache_dir.join(format!(
         "first-use-{arch}-{}-{contract}.json",
         super::record::slug(device_name)
@@ -139,12 +144,10 @@ impl TunedCache {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("reading {}", self.path.display())),
         };
-        let file: TunedFile = serde_json::from_slice(&bytes).with_context(|| {
-            format!("{} is not a forge first-use cache", self.path.display())
-        })?;
+        let file: TunedFile = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a forge first-use cache", self.path.display()))?;
         let h = &self.header;
-        if (&file.arch, &file.device_name, file.contract) != (&h.arch, &h.device_name, h.contract)
-        {
+        if (&file.arch, &file.device_name, file.contract) != (&h.arch, &h.device_name, h.contract) {
             anyhow::bail!(
                 "{} holds {} / {} / {}, not {} / {} / {}",
                 self.path.display(),
@@ -184,7 +187,11 @@ impl TunedCache {
         file.entries.push(entry);
         crate::util::write_atomically(&self.path, &serde_json::to_vec_pretty(&file)?)
             .with_context(|| format!("writing {}", self.path.display()))?;
-        self.chosen = file.entries.iter().map(|e| (e.problem, e.schedule)).collect();
+        self.chosen = file
+            .entries
+            .iter()
+            .map(|e| (e.problem, e.schedule))
+            .collect();
         Ok(())
     }
 }
@@ -318,21 +325,37 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let contract = Contract::default();
         let path = default_path(&dir, "sm_90a", "NVIDIA H200", contract);
-        assert!(path.ends_with("first-use-sm_90a-h200-tf32-rne-k8-inorder.json"), "{path:?}");
+        assert!(
+            path.ends_with("first-use-sm_90a-h200-tf32-rne-k8-inorder.json"),
+            "{path:?}"
+        );
         let mut one = TunedCache::open(&path, "sm_90a", "NVIDIA H200", contract).unwrap();
         assert!(one.is_empty());
         // A second "process" opened before the first appends.
         let mut two = TunedCache::open(&path, "sm_90a", "NVIDIA H200", contract).unwrap();
-        let a = entry(Shape::new(1000, 2000, 3000), "wgmma_tf32_128x128x32_s4_wg2_swz8_np_c1_k1");
-        let b = entry(Shape::new(64, 64, 64), "wgmma_tf32_64x64x32_s6_wg1_swz1_np_c1_k1");
+        let a = entry(
+            Shape::new(1000, 2000, 3000),
+            "wgmma_tf32_128x128x32_s4_wg2_swz8_np_c1_k1",
+        );
+        let b = entry(
+            Shape::new(64, 64, 64),
+            "wgmma_tf32_64x64x32_s6_wg1_swz1_np_c1_k1",
+        );
         one.append(a.clone()).unwrap();
         two.append(b.clone()).unwrap();
-        assert_eq!(two.len(), 2, "the second writer keeps the first one's entry");
+        assert_eq!(
+            two.len(),
+            2,
+            "the second writer keeps the first one's entry"
+        );
         let later = TunedCache::open(&path, "sm_90a", "NVIDIA H200", contract).unwrap();
         assert_eq!(later.get(&a.problem), Some(a.schedule));
         assert_eq!(later.get(&b.problem), Some(b.schedule));
         // Re-tuning a problem replaces its entry.
-        let a2 = entry(a.problem.shape, "wgmma_tf32_128x256x32_s4_wg2_swz8_np_c1_k1");
+        let a2 = entry(
+            a.problem.shape,
+            "wgmma_tf32_128x256x32_s4_wg2_swz8_np_c1_k1",
+        );
         one.append(a2.clone()).unwrap();
         let later = TunedCache::open(&path, "sm_90a", "NVIDIA H200", contract).unwrap();
         assert_eq!((later.len(), later.get(&a.problem)), (2, Some(a2.schedule)));
@@ -355,7 +378,10 @@ mod tests {
         let ragged = Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(257, 513, 1025));
         let c = candidates(&arch, &ragged);
         assert!(!c.is_empty());
-        assert!(c.iter().all(|s| crate::space::runnable(s, &ragged.shape)), "{c:?}");
+        assert!(
+            c.iter().all(|s| crate::space::runnable(s, &ragged.shape)),
+            "{c:?}"
+        );
     }
 
     #[test]

@@ -16,5 +16,6 @@ SHAPES=${SHAPES:-512x512x512,256x4096x4096,1024x1024x1024,1536x6144x2048,2048x20
 4096x1024x4096,128x5376x7168,6000x2000x1500,3000x5000x1000,640x2560x10240,2048x8192x512,\
 2560x2560x2560,4096x4096x4096,96x12288x3072}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu --format=csv || true
-./forge calibrate --arch sm_90a --shapes "$SHAPES" --top 40 --sample 150 \
-    --profile sm_90a-h200.toml --cache ./cache --out "$OUT/calibration" 2>&1 | tee "$OUT/calibrate.log"
+# exec: a `timeout` around this script then stops forge itself (the data is saved per shape).
+exec ./forge calibrate --arch sm_90a --shapes "$SHAPES" --top 40 --sample 150 \
+    --profile sm_90a-h200.toml --cache ./cache --out "$OUT/calibration" > "$OUT/calibrate.log" 2>&1
