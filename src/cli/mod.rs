@@ -329,7 +329,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     predicted_us,
                     candidates,
                 } => println!(
-                    "rule: the calibrated cost model's best of {candidates} gated schedules of the profile valid for {shape} (predicted {predicted_us:.1} µs)"
+                    "rule: the calibrated cost model's best of the profile's {candidates} schedules (entries, runners-up, canonical) valid for {shape} (predicted {predicted_us:.1} µs)"
                 ),
                 Rule::Canonical => println!(
                     "rule: no tuned {dtype}/{} shape has a schedule valid for {shape}: the canonical schedule",
