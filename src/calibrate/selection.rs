@@ -4,7 +4,7 @@
 //! search than `forge tune`'s). The data holds every profile schedule valid for each shape
 //! (`--profile` at collection), so both rules' choices were timed in the same run.
 
-use super::data::{CalibrationData, ShapeData};
+use super::data::ShapeData;
 use crate::cost_model::CostModel;
 use crate::profile::{Profile, Selection};
 use crate::schedule::Schedule;
@@ -31,11 +31,11 @@ fn measured(s: &ShapeData, schedule: &Schedule) -> Option<f64> {
 }
 
 /// Rows for `shapes` (the profile's exact entries are skipped: no rule beyond `Exact` fires).
-/// The model rule predicts with the data's measured arch.
+/// The model rule predicts as `Profile::select` does: with the profile's arch table (with
+/// `model` = the shipped constants it is exactly `select`).
 pub fn evaluate(
     profile: &Profile,
     model: &CostModel,
-    data: &CalibrationData,
     shapes: &[&ShapeData],
 ) -> Vec<SelectionRow> {
     shapes
@@ -44,7 +44,7 @@ pub fn evaluate(
         .filter_map(|s| {
             let (best, best_us) = s.timed().min_by(|a, b| a.1.total_cmp(&b.1))?;
             let eff = |sel: &Selection| measured(s, &sel.schedule).map(|t| best_us / t);
-            let by_model = profile.select_by_model(&s.problem, model, &data.arch);
+            let by_model = profile.select_by_model(&s.problem, model, profile.arch());
             let nearest = profile.select_nearest(&s.problem);
             Some(SelectionRow {
                 shape: s.problem.shape,

@@ -125,7 +125,7 @@ fn run_fit(a: &CalibrateArgs, path: &std::path::Path) -> anyhow::Result<()> {
     if let Some(p) = &a.profile {
         let profile = crate::profile::Profile::load_for_arch(p, &data.arch.name)?;
         for (what, model) in [("before", &start), ("after", &result.model)] {
-            let rows = crate::calibrate::selection::evaluate(&profile, model, &data, &test);
+            let rows = crate::calibrate::selection::evaluate(&profile, model, &test);
             print!(
                 "[{what} the fit]{}",
                 crate::calibrate::selection::text(&rows)
