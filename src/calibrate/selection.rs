@@ -33,11 +33,7 @@ fn measured(s: &ShapeData, schedule: &Schedule) -> Option<f64> {
 /// Rows for `shapes` (the profile's exact entries are skipped: no rule beyond `Exact` fires).
 /// The model rule predicts as `Profile::select` does: with the profile's arch table (with
 /// `model` = the shipped constants it is exactly `select`).
-pub fn evaluate(
-    profile: &Profile,
-    model: &CostModel,
-    shapes: &[&ShapeData],
-) -> Vec<SelectionRow> {
+pub fn evaluate(profile: &Profile, model: &CostModel, shapes: &[&ShapeData]) -> Vec<SelectionRow> {
     shapes
         .iter()
         .filter(|s| !profile.entries.iter().any(|e| e.problem() == s.problem))
