@@ -45,6 +45,8 @@ pub struct Dispatcher {
     dtype: Dtype,
     kernels: RwLock<HashMap<KernelVariant, Arc<LoadedVariant>>>,
     plans: RwLock<HashMap<PlanKey, Plan>>,
+    /// The schedule chosen per shape (the model rule costs ~20 µs; plans are per operands).
+    chosen: RwLock<HashMap<Shape, crate::schedule::Schedule>>,
     /// Tuning on first use ([`first_use`]): the cache file and the budget per shape; `None`
     /// when off (the default).
     first_use: Option<Mutex<(TunedCache, Duration)>>,
@@ -72,6 +74,7 @@ impl Dispatcher {
             dtype: Dtype::Tf32,
             kernels: RwLock::new(HashMap::new()),
             plans: RwLock::new(HashMap::new()),
+            chosen: RwLock::new(HashMap::new()),
             first_use: None,
         };
         if first_use::enabled_by_env() {
@@ -93,6 +96,7 @@ impl Dispatcher {
     /// is appended to `file`, which later dispatchers load. `None`: off (the profile's rule
     /// alone), the default.
     pub fn tune_on_first_use(&mut self, file: Option<&Path>) -> Result<(), DeviceError> {
+        self.chosen.write().expect("lock").clear();
         self.first_use = match file {
             Some(path) => {
                 let info = &self.gpu.info;
@@ -122,6 +126,15 @@ impl Dispatcher {
     /// the cache file's choice or a fresh brief tune (appended to the file); else the
     /// profile's rule.
     fn choose(&self, shape: &Shape) -> Result<crate::schedule::Schedule, DeviceError> {
+        if let Some(s) = self.chosen.read().expect("lock").get(shape) {
+            return Ok(*s);
+        }
+        let s = self.choose_uncached(shape)?;
+        self.chosen.write().expect("lock").insert(*shape, s);
+        Ok(s)
+    }
+
+    fn choose_uncached(&self, shape: &Shape) -> Result<crate::schedule::Schedule, DeviceError> {
         let sel = self.selection(shape);
         let Some(first_use) = &self.first_use else {
             return Ok(sel.schedule);
