@@ -56,6 +56,13 @@ pub struct FamilyConstants {
     pub cta_prologue_clk: f64,
     pub fill_hidden_persistent: f64,
     pub epilogue_overlap_persistent: f64,
+    /// Clocks per K tile a CTA of a multi-CTA cluster loses to the cluster's lockstep (a
+    /// multicast stage is refilled only when every CTA of the cluster has released it).
+    #[serde(default)]
+    pub cluster_ktile_clk: f64,
+    /// Extra fill per unit of a multi-CTA cluster (cluster barrier set-up, first multicast).
+    #[serde(default)]
+    pub cluster_fill_clk: f64,
     /// Fraction of the SM's tensor peak one CTA can drive, keyed by worker count.
     pub issue_fraction: BTreeMap<String, f64>,
     /// Achievable main-loop fraction of the dense tensor peak, keyed by arch name (+ default).
@@ -199,6 +206,8 @@ struct FamilyCtx {
     prologue_clk: f64,
     fill_hidden: f64,
     epilogue_overlap: f64,
+    cluster_ktile_clk: f64,
+    cluster_fill_clk: f64,
 }
 
 /// Everything of the model and the arch that does not depend on the schedule, in the units
@@ -253,6 +262,8 @@ impl FamilyCtx {
             prologue_clk: c.cta_prologue_clk,
             fill_hidden: c.fill_hidden_persistent,
             epilogue_overlap: c.epilogue_overlap_persistent,
+            cluster_ktile_clk: c.cluster_ktile_clk,
+            cluster_fill_clk: c.cluster_fill_clk,
         }
     }
 }
@@ -336,6 +347,17 @@ impl CostModel {
     /// The constants shipped in `cost_model/model.toml`.
     pub fn shipped() -> CostModel {
         CostModel::from_toml(SHIPPED).expect("cost_model/model.toml is valid")
+    }
+
+    /// The shipped constants, parsed once.
+    pub fn shipped_ref() -> &'static CostModel {
+        static MODEL: OnceLock<CostModel> = OnceLock::new();
+        MODEL.get_or_init(CostModel::shipped)
+    }
+
+    /// The constants as TOML (no comments), readable by [`CostModel::from_toml`].
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("the cost model serializes")
     }
 
     /// Parses and validates a constants file.
@@ -448,6 +470,12 @@ impl CostModel {
                 big,
                 NONNEG,
             )?;
+            for (key, v) in [
+                ("cluster_ktile_clk", f.cluster_ktile_clk),
+                ("cluster_fill_clk", f.cluster_fill_clk),
+            ] {
+                range(&format!("family.{name}.{key}"), v, 0.0, big, NONNEG)?;
+            }
             range(
                 &format!("family.{name}.fill_hidden_persistent"),
                 f.fill_hidden_persistent,
@@ -621,7 +649,14 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     }
     .max(1.0);
     let flops_unit = 2.0 * bm * bn * bk * k_unit;
-    let compute_unit = flops_unit / (rate * clock * fam.efficiency);
+    let clustered = s.cluster > 1;
+    let cluster_ktile = if clustered {
+        fam.cluster_ktile_clk
+    } else {
+        0.0
+    };
+    let compute_unit =
+        flops_unit / (rate * clock * fam.efficiency) + k_unit * cluster_ktile / clock;
     let workers = s.workers as usize;
     let issue = fam.issue[workers.min(fam.issue.len() - 1)];
     let smem_reads_per_ktile = match s.family {
@@ -688,7 +723,8 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
 
     // Per-batch overheads: fill + drain, epilogue, CTA start-up (co-resident CTAs hide all
     // but one unit's worth per batch; persistence hides more).
-    let fill_unit = g.load_latency_clk / clock + compute_unit / k_unit;
+    let cluster_fill = if clustered { fam.cluster_fill_clk } else { 0.0 };
+    let fill_unit = (g.load_latency_clk + cluster_fill) / clock + compute_unit / k_unit;
     let epi_unit = (g.epilogue_fixed_clk + c_tile_bytes / g.epilogue_bytes_per_clk_per_sm) / clock;
     let prologue = fam.prologue_clk / clock;
     let np_overhead = batches * (fill_unit + epi_unit + prologue);
@@ -840,7 +876,7 @@ mod tests {
     fn shipped_constants_parse_and_bad_ones_are_rejected() {
         let m = CostModel::shipped();
         assert!(m.global.launch_us > 0.0);
-        let bad = SHIPPED.replace("dram_efficiency = 0.90", "dram_efficiency = 1.5");
+        let bad = SHIPPED.replace("dram_efficiency = 1.0 ", "dram_efficiency = 1.5 ");
         assert!(matches!(
             CostModel::from_toml(&bad),
             Err(CostModelError::Range { .. })

@@ -17,10 +17,12 @@ use crate::problem::Problem;
 use crate::profile::{Profile, Rule, Selection};
 use crate::schedule::{Dtype, Layout};
 use crate::shape::Shape;
+use crate::tune::first_use::{self, TunedCache};
 use cudarc::driver::{CudaStream, sys};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 type PlanKey = (Layout, u32, u32, u32, u64, u64);
 
@@ -69,6 +71,11 @@ pub struct Dispatcher {
     kernels: RwLock<HashMap<KernelVariant, Arc<LoadedVariant>>>,
     prep: Mutex<Option<Arc<PrepKernel>>>,
     plans: RwLock<HashMap<PlanKey, Plan>>,
+    /// The schedule chosen per shape (the model rule costs ~20 µs; plans are per operands).
+    chosen: RwLock<HashMap<Problem, crate::schedule::Schedule>>,
+    /// Tuning on first use ([`first_use`]): the cache file and the budget per shape; `None`
+    /// when off (the default).
+    first_use: Option<Mutex<(TunedCache, Duration)>>,
 }
 
 impl Dispatcher {
@@ -82,7 +89,7 @@ impl Dispatcher {
                 profile.meta.arch, gpu.info.arch
             )));
         }
-        Ok(Dispatcher {
+        let mut d = Dispatcher {
             gpu: Gpu {
                 ctx: gpu.ctx.clone(),
                 stream: gpu.stream.clone(),
@@ -94,7 +101,92 @@ impl Dispatcher {
             kernels: RwLock::new(HashMap::new()),
             prep: Mutex::new(None),
             plans: RwLock::new(HashMap::new()),
-        })
+            chosen: RwLock::new(HashMap::new()),
+            first_use: None,
+        };
+        if first_use::enabled_by_env() {
+            let info = &d.gpu.info;
+            let contract = d.profile.meta.numerical_contract;
+            let file = std::env::var_os(first_use::FILE_ENV).map_or_else(
+                || first_use::default_path(d.cache.dir(), &info.arch, &info.name, contract),
+                std::path::PathBuf::from,
+            );
+            d.tune_on_first_use(Some(&file))?;
+        }
+        Ok(d)
+    }
+
+    /// Tuning on first use ([`first_use`]; also `FORGE_TUNE_ON_FIRST_USE=1`, with the file
+    /// `FORGE_TUNE_CACHE` or by default next to the kernel cache): a shape the profile does not
+    /// hold is tuned briefly (the model's top 4, gated bit for bit against the canonical
+    /// schedule, `FORGE_TUNE_BUDGET_MS` per shape) the first time it is seen, and the choice
+    /// is appended to `file`, which later dispatchers load. `None`: off (the profile's rule
+    /// alone), the default.
+    pub fn tune_on_first_use(&mut self, file: Option<&Path>) -> Result<(), DeviceError> {
+        self.chosen.write().expect("lock").clear();
+        self.first_use = match file {
+            Some(path) => {
+                let info = &self.gpu.info;
+                let contract = self.profile.meta.numerical_contract;
+                let cache = TunedCache::open(path, &info.arch, &info.name, contract)
+                    .map_err(|e| DeviceError::Other(format!("{e:#}")))?;
+                Some(Mutex::new((cache, first_use::budget_from_env())))
+            }
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// The schedule tuning on first use chose for a shape (this process or an earlier one),
+    /// if any.
+    pub fn tuned_on_first_use(&self, shape: &Shape) -> Option<crate::schedule::Schedule> {
+        let problem = Problem::new(self.dtype, Layout::Tn, *shape);
+        self.first_use
+            .as_ref()?
+            .lock()
+            .expect("lock")
+            .0
+            .get(&problem)
+    }
+
+    /// The schedule a problem gets: the profile's exact entry; else, with tuning on first use
+    /// (TN problems), the cache file's choice or a fresh brief tune (appended to the file);
+    /// else the profile's rule. Remembered per problem: the model rule is not free.
+    fn choose(&self, problem: &Problem) -> Result<crate::schedule::Schedule, DeviceError> {
+        if let Some(s) = self.chosen.read().expect("lock").get(problem) {
+            return Ok(*s);
+        }
+        let s = self.choose_uncached(problem)?;
+        self.chosen.write().expect("lock").insert(*problem, s);
+        Ok(s)
+    }
+
+    fn choose_uncached(&self, problem: &Problem) -> Result<crate::schedule::Schedule, DeviceError> {
+        let sel = self.selection_for(problem);
+        let Some(first_use) = &self.first_use else {
+            return Ok(sel.schedule);
+        };
+        if matches!(sel.rule, Rule::Exact { .. }) || problem.layout != Layout::Tn {
+            return Ok(sel.schedule);
+        }
+        let problem = *problem;
+        let mut guard = first_use.lock().expect("lock");
+        let (cache, budget) = &mut *guard;
+        if let Some(s) = cache.get(&problem) {
+            return Ok(s);
+        }
+        let arch = self
+            .gpu
+            .info
+            .arch()
+            .map_err(|e| DeviceError::Other(e.to_string()))?;
+        let contract = self.profile.meta.numerical_contract;
+        let entry = first_use::tune(&self.gpu, &self.cache, contract, &arch, &problem, *budget)?;
+        if let Err(e) = cache.append(entry.clone()) {
+            // The choice stands for this process; only its persistence failed.
+            eprintln!("forge: tune on first use: {e:#}");
+        }
+        Ok(entry.schedule)
     }
 
     /// The profile it follows.
@@ -274,9 +366,7 @@ impl Dispatcher {
             )));
         }
         let shape = Shape::new(m, n, k);
-        let schedule = self
-            .selection_for(&Problem::new(self.dtype, layout, shape))
-            .schedule;
+        let schedule = self.choose(&Problem::new(self.dtype, layout, shape))?;
         if schedule.split_k > 1 {
             return Err(DeviceError::Other(format!(
                 "{schedule} splits K; a bit-exact profile never chooses it"

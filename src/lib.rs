@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod arch;
 pub mod bitmodel;
+pub mod calibrate;
 pub mod capi;
 pub mod cli;
 pub mod contract;

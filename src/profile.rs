@@ -8,10 +8,19 @@
 //!
 //! # Selection rule for shapes not in the table
 //! 1. An entry with the same (dtype, layout, M, N, K): its schedule (`Exact`).
-//! 2. Otherwise the tuned entry of the same dtype and layout nearest in log space,
-//!    distance² = ln²(M/M') + ln²(N/N') + ln²(K/K') (`Nearest`). Every schedule runs every
-//!    shape: the dispatcher pads rows a TMA schedule cannot read in place (K % 4 ≠ 0).
-//! 3. Otherwise the canonical schedule, which is valid for every shape (`Canonical`).
+//! 2. Otherwise the calibrated cost model ([`CostModel::shipped`]) ranks the profile's pool
+//!    for the new shape and the lowest predicted time wins (`Model`). The pool is every
+//!    schedule the profile holds for the dtype and layout (each entry's schedule and its
+//!    runners-up: the schedules that passed the gate on the profile's device) plus the
+//!    canonical schedule, restricted to those valid for the new shape ([`space::check`] on
+//!    the profile's arch; every schedule runs every shape: the dispatcher pads rows a TMA
+//!    schedule cannot read in place, K % 4 ≠ 0). Ties keep pool order.
+//! 3. When no pool schedule but the canonical one is valid: the canonical schedule, which is
+//!    valid for every shape (`Canonical`).
+//!
+//! [`Profile::select_nearest`] keeps the earlier rule 2 (the tuned entry nearest in log space,
+//! distance² = ln²(M/M') + ln²(N/N') + ln²(K/K'), whose schedule can run the shape) for
+//! comparison (`Nearest`).
 //!
 //! Every rule returns a schedule that passed the bit-exact gate or is the canonical one, so
 //! the numerical result never depends on which rule fired.
@@ -30,6 +39,7 @@
 
 use crate::arch::Arch;
 use crate::contract::Contract;
+use crate::cost_model::CostModel;
 use crate::problem::Problem;
 use crate::schedule::{Dtype, Layout, Schedule};
 use crate::shape::{MAX_DIM, Shape};
@@ -365,8 +375,19 @@ fn check_fields(meta: &Metadata, e: &Entry) -> Result<(), String> {
 /// Which rule chose a schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rule {
-    Exact { entry: usize },
-    Nearest { entry: usize, distance: f64 },
+    Exact {
+        entry: usize,
+    },
+    Nearest {
+        entry: usize,
+        distance: f64,
+    },
+    /// The cost model ranked `candidates` pool schedules valid for the shape; the winner's
+    /// predicted time.
+    Model {
+        predicted_us: f64,
+        candidates: usize,
+    },
     Canonical,
 }
 
@@ -389,6 +410,9 @@ pub struct Profile {
     exact: HashMap<Key, usize>,
     /// (ln M, ln N, ln K) per entry.
     log_dims: Vec<[f64; 3]>,
+    /// Selection's pool per (dtype, layout): entry schedules and runners-up, each once, in
+    /// file order, then the canonical schedule.
+    pool: HashMap<(Dtype, Layout), Vec<Schedule>>,
 }
 
 fn log_dims(shape: &Shape) -> [f64; 3] {
@@ -585,6 +609,24 @@ impl Profile {
             schedules.push(schedule);
         }
         let log_dims = entries.iter().map(|e| log_dims(&e.shape())).collect();
+        let mut pool: HashMap<(Dtype, Layout), Vec<Schedule>> = HashMap::new();
+        for (e, schedule) in entries.iter().zip(&schedules) {
+            let list = pool.entry((e.dtype, e.layout)).or_default();
+            // Validated above: every name parses.
+            let runners = e
+                .runners_up
+                .iter()
+                .filter_map(|n| n.parse::<Schedule>().ok());
+            for s in std::iter::once(*schedule).chain(runners) {
+                if !list.contains(&s) {
+                    list.push(s);
+                }
+            }
+        }
+        for list in pool.values_mut() {
+            list.retain(|s| *s != canonical);
+            list.push(canonical);
+        }
         Ok(Profile {
             meta,
             entries,
@@ -592,6 +634,7 @@ impl Profile {
             schedules,
             exact,
             log_dims,
+            pool,
         })
     }
 
@@ -698,6 +741,55 @@ impl Profile {
     /// kernels ([`Dtype::has_kernels`]) has no entries, so it gets its canonical schedule,
     /// which has no kernel either: callers check the dtype first (`forge select` does).
     pub fn select(&self, problem: &Problem) -> Selection {
+        if let Some(&entry) = self.exact.get(problem) {
+            return Selection {
+                schedule: self.schedules[entry],
+                rule: Rule::Exact { entry },
+            };
+        }
+        self.select_by_model(problem, CostModel::shipped_ref(), &self.arch)
+    }
+
+    /// Rule 2 with a given model and arch (the profile's arch table by default; a device's
+    /// measured properties where known): the pool schedule valid for the shape with the
+    /// lowest predicted time.
+    pub fn select_by_model(&self, problem: &Problem, model: &CostModel, arch: &Arch) -> Selection {
+        let canonical = Schedule::canonical(problem.dtype);
+        let mut best: Option<(Schedule, f64)> = None;
+        let mut candidates = 0;
+        let pool = self.pool.get(&(problem.dtype, problem.layout));
+        for s in pool.into_iter().flatten() {
+            if space::check(&self.arch, s, &problem.shape).is_err() {
+                continue;
+            }
+            candidates += 1;
+            let t = model
+                .predict(arch, s, &problem.shape, problem.layout)
+                .time_us;
+            if best.is_none_or(|(_, b)| t < b) {
+                best = Some((*s, t));
+            }
+        }
+        match best {
+            Some((schedule, predicted_us)) if candidates > 1 || schedule != canonical => {
+                Selection {
+                    schedule,
+                    rule: Rule::Model {
+                        predicted_us,
+                        candidates,
+                    },
+                }
+            }
+            _ => Selection {
+                schedule: canonical,
+                rule: Rule::Canonical,
+            },
+        }
+    }
+
+    /// The earlier rule 2 (kept for comparison): the tuned entry of the same dtype and layout
+    /// nearest in log space whose schedule can run the shape; else the canonical schedule.
+    pub fn select_nearest(&self, problem: &Problem) -> Selection {
         let Problem {
             shape,
             dtype,
@@ -799,28 +891,53 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn selects_exact_then_nearest_then_canonical() {
+    fn selects_exact_then_by_model_then_canonical() {
         let p = sample();
-        let s = p.select(&Problem::new(
-            Dtype::Tf32,
-            Layout::Tn,
-            Shape::new(4096, 4096, 4096),
-        ));
+        let tn = |m, n, k| Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(m, n, k));
+        let s = p.select(&tn(4096, 4096, 4096));
         assert_eq!(s.rule, Rule::Exact { entry: 0 });
         assert_eq!(s.schedule.name(), BIG);
-        let s = p.select(&Problem::new(
-            Dtype::Tf32,
-            Layout::Tn,
-            Shape::new(600, 500, 520),
+        // Unseen shapes: the model's best of the pool (both entries and the canonical).
+        let model = CostModel::shipped();
+        for problem in [tn(600, 500, 520), tn(8000, 8000, 8000), tn(64, 64, 4096)] {
+            let s = p.select(&problem);
+            let Rule::Model {
+                predicted_us,
+                candidates,
+            } = s.rule
+            else {
+                panic!("{:?} for {problem}", s.rule)
+            };
+            let canonical = Schedule::canonical(Dtype::Tf32);
+            let pool: Vec<Schedule> = [BIG.parse().unwrap(), SMALL.parse().unwrap(), canonical]
+                .into_iter()
+                .filter(|s| space::check(p.arch(), s, &problem.shape).is_ok())
+                .collect();
+            assert_eq!(candidates, pool.len(), "{problem}");
+            for other in pool {
+                let t = model
+                    .predict(p.arch(), &other, &problem.shape, Layout::Tn)
+                    .time_us;
+                assert!(
+                    predicted_us <= t,
+                    "{problem}: {other} predicted {t} < {predicted_us}"
+                );
+            }
+        }
+        let big = p.select(&tn(8000, 8000, 8000)).schedule.name();
+        assert_eq!(big, BIG);
+        // The earlier rule, kept for comparison.
+        assert!(matches!(
+            p.select_nearest(&tn(600, 500, 520)).rule,
+            Rule::Nearest { entry: 1, .. }
         ));
-        assert!(matches!(s.rule, Rule::Nearest { entry: 1, .. }));
-        // K odd: the nearest TMA schedule runs it from a padded copy.
-        let s = p.select(&Problem::new(
-            Dtype::Tf32,
-            Layout::Tn,
-            Shape::new(600, 500, 521),
-        ));
-        assert!(matches!(s.rule, Rule::Nearest { entry: 1, .. }));
+        // K odd: TMA schedules run it from a padded copy, so the whole pool competes.
+        let s = p.select(&tn(600, 500, 521));
+        assert!(
+            matches!(s.rule, Rule::Model { candidates: 3, .. }),
+            "{:?}",
+            s.rule
+        );
         let s = p.select(&Problem::new(
             Dtype::Tf32,
             Layout::Nn,

@@ -215,7 +215,11 @@ fn tune_without_gpu_writes_a_cost_model_profile() {
         profile.to_str().unwrap(),
         "3000x3000x3000",
     ]);
-    assert!(text(&o).0.contains("rule: nearest tuned shape"));
+    assert!(
+        text(&o)
+            .0
+            .contains("rule: the calibrated cost model's best")
+    );
     fails_with(
         &[
             "select",

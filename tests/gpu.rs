@@ -338,6 +338,71 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
 }
 
 #[test]
+fn tune_on_first_use_chooses_a_gated_schedule_and_later_runs_load_it() {
+    let Some(gpu) = gpu() else { return };
+    let cache = cache();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
+    let dir = std::env::temp_dir().join(format!("forge-first-use-gpu-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = dir.join("first-use.json");
+    let mut meta = Metadata::now(&gpu.info.arch, Dtype::Tf32, false);
+    meta.device_name = gpu.info.name.clone();
+    let tuned = Shape::new(2048, 2048, 2048);
+    let entry = Entry::predicted(
+        Problem::new(Dtype::Tf32, Layout::Tn, tuned),
+        &"wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1"
+            .parse()
+            .unwrap(),
+        0.0,
+    );
+    let profile = Profile::new(meta, vec![entry]).unwrap();
+    let mut d = Dispatcher::new(profile.clone(), &gpu, cache.dir()).unwrap();
+    d.tune_on_first_use(Some(&file)).unwrap();
+    let unseen = [Shape::new(1000, 3000, 2000), Shape::new(257, 513, 1025)];
+    for shape in unseen {
+        let ins = inputs(&gpu, &util, &shape, SEED);
+        let mut loaded = LoadedKernels::new(d.profile().meta.numerical_contract.rounding);
+        let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
+        ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
+        let t = std::time::Instant::now();
+        d.gemm(
+            &gpu.stream,
+            shape.m,
+            shape.n,
+            shape.k,
+            ins.a[0].ptr(),
+            ins.b[0].ptr(),
+            ins.c[0].ptr(),
+        )
+        .unwrap();
+        gpu.stream.synchronize().unwrap();
+        let first_call = t.elapsed().as_secs_f64();
+        let out = ins.c[0].to_host(&gpu.stream).unwrap();
+        let g = gate::compare(&golden, &out);
+        let chosen = d.tuned_on_first_use(&shape).expect("tuned and recorded");
+        eprintln!(
+            "first use {shape}: {chosen} (first call {first_call:.2} s incl. compile and tuning), gate {:?}",
+            g.verdict
+        );
+        assert_eq!(g.verdict, Verdict::Pass, "{shape}: {g:?}");
+    }
+    // The profile's exact entry is not re-tuned.
+    assert_eq!(d.tuned_on_first_use(&tuned), None);
+    let text = std::fs::read_to_string(&file).unwrap();
+    eprintln!("{text}");
+    // A later dispatcher loads the choices without tuning again.
+    let mut later = Dispatcher::new(profile, &gpu, cache.dir()).unwrap();
+    later.tune_on_first_use(Some(&file)).unwrap();
+    for shape in unseen {
+        assert_eq!(
+            later.tuned_on_first_use(&shape),
+            d.tuned_on_first_use(&shape)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn tune_survives_a_faulting_and_a_hanging_candidate() {
     let Some(gpu) = gpu() else { return };
     let arch = gpu.info.arch().unwrap();

@@ -279,6 +279,18 @@ fn check_selections(p: &Profile, grid: &[Shape]) {
                     let e = &p.entries[entry];
                     assert_eq!(space::check(arch, &s, &e.shape()), Ok(()), "{s} {e:?}");
                 }
+                Rule::Model { candidates, .. } => {
+                    assert!(candidates >= 1);
+                    assert_eq!(space::check(arch, &s, shape), Ok(()), "{s} {shape}");
+                    let held = p.entries.iter().any(|e| {
+                        e.layout == layout
+                            && (e.schedule == s.name() || e.runners_up.contains(&s.name()))
+                    });
+                    assert!(
+                        held || s == Schedule::canonical(Dtype::Tf32),
+                        "{s} for {problem} is not in the profile"
+                    );
+                }
                 Rule::Canonical => assert_eq!(s, Schedule::canonical(Dtype::Tf32)),
             }
         }

@@ -162,7 +162,7 @@ fn rank<'py>(
 /// --
 ///
 /// The schedule a dispatch profile picks for a problem, and the rule that picked it
-/// ("exact", "nearest" or "canonical"), as `forge select` prints them (no GPU needed).
+/// ("exact", "model" or "canonical"), as `forge select` prints them (no GPU needed).
 #[pyfunction]
 #[pyo3(signature = (profile_path, shape, dtype = "tf32", layout = "tn"))]
 fn select<'py>(

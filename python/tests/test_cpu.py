@@ -76,13 +76,14 @@ def test_rank_errors_carry_forge_messages():
 def test_select_on_the_frozen_profile():
     assert forge.select(str(FROZEN), "D2048") == (D2048_SCHEDULE, "exact")
     assert forge.select(FROZEN, (2048, 2048, 2048)) == (D2048_SCHEDULE, "exact")
-    # Near 2048^3: the nearest tuned shape's schedule.
-    assert forge.select(FROZEN, "2000x2048x2048") == (D2048_SCHEDULE, "nearest")
-    # K % 4 != 0: the nearest tuned shape's schedule (a TMA one reads a padded copy).
-    assert forge.select(FROZEN, "1000x1000x999") == (
-        "wgmma_tf32_128x96x32_s6_wg2_swz16c_np_c1_k1",
-        "nearest",
-    )
+    # Near 2048^3: the calibrated cost model's best of the profile's gated schedules.
+    schedule, rule = forge.select(FROZEN, "2000x2048x2048")
+    assert rule == "model"
+    assert schedule in FROZEN.read_text()
+    # K % 4 != 0: the same rule (a TMA schedule reads a padded copy).
+    schedule, rule = forge.select(FROZEN, "1000x1000x999")
+    assert rule == "model"
+    assert schedule in FROZEN.read_text()
     canonical = "mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1"
     # The profile has no NN entries.
     assert forge.select(FROZEN, "D2048", layout="nn") == (canonical, "canonical")

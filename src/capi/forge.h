@@ -73,14 +73,15 @@ enum {
 /* Which rule of the profile picked a schedule (README, "Dispatch profile"). */
 enum {
     FORGE_RULE_EXACT = 0,     /* the profile has an entry for this exact problem */
-    FORGE_RULE_NEAREST = 1,   /* the nearest tuned shape (log space) whose schedule can run it */
-    FORGE_RULE_CANONICAL = 2  /* no tuned shape fits: the canonical schedule */
+    FORGE_RULE_NEAREST = 1,   /* (not returned since 2026-12-03) the nearest tuned shape (log space) */
+    FORGE_RULE_CANONICAL = 2, /* no tuned schedule can run it: the canonical schedule */
+    FORGE_RULE_MODEL = 3      /* the calibrated cost model's best of the profile's gated schedules */
 };
 
 typedef struct forge_selection {
     char schedule[128]; /* the schedule's name, NUL-terminated */
     int32_t rule;       /* FORGE_RULE_* */
-    int32_t entry;      /* the profile entry (0-based) for EXACT and NEAREST; -1 for CANONICAL */
+    int32_t entry;      /* the profile entry (0-based) for EXACT and NEAREST; -1 otherwise */
     double distance;    /* NEAREST: log-space distance to that entry; 0 otherwise */
 } forge_selection;
 

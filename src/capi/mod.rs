@@ -36,6 +36,7 @@ pub const FORGE_LAYOUT_NT: c_int = 3;
 pub const FORGE_RULE_EXACT: i32 = 0;
 pub const FORGE_RULE_NEAREST: i32 = 1;
 pub const FORGE_RULE_CANONICAL: i32 = 2;
+pub const FORGE_RULE_MODEL: i32 = 3;
 
 /// Device pointers must be aligned to this many bytes (TMA base addresses and the vectorized
 /// loads of `kernels/ABI.md`).
@@ -256,6 +257,7 @@ pub fn rule_parts(rule: &Rule) -> (i32, i32, f64) {
     match *rule {
         Rule::Exact { entry } => (FORGE_RULE_EXACT, entry as i32, 0.0),
         Rule::Nearest { entry, distance } => (FORGE_RULE_NEAREST, entry as i32, distance),
+        Rule::Model { .. } => (FORGE_RULE_MODEL, -1, 0.0),
         Rule::Canonical => (FORGE_RULE_CANONICAL, -1, 0.0),
     }
 }
@@ -270,6 +272,7 @@ fn rule_cstr(rule: i32) -> &'static CStr {
         FORGE_RULE_EXACT => c"exact",
         FORGE_RULE_NEAREST => c"nearest",
         FORGE_RULE_CANONICAL => c"canonical",
+        FORGE_RULE_MODEL => c"model",
         _ => c"unknown rule",
     }
 }
@@ -708,13 +711,14 @@ mod tests {
             ("FORGE_RULE_EXACT", FORGE_RULE_EXACT),
             ("FORGE_RULE_NEAREST", FORGE_RULE_NEAREST),
             ("FORGE_RULE_CANONICAL", FORGE_RULE_CANONICAL),
+            ("FORGE_RULE_MODEL", FORGE_RULE_MODEL),
         ] {
             assert!(header.contains(&format!("{name} = {value}")), "{name}");
         }
         for (i, layout) in Layout::ALL.iter().enumerate() {
             assert_eq!(layout_from_c(i as c_int), Ok(*layout));
         }
-        for rule in 0..3 {
+        for rule in 0..4 {
             let name = unsafe { CStr::from_ptr(forge_rule_name(rule)) };
             assert_eq!(name.to_str().unwrap(), rule_name(rule));
         }

@@ -16,6 +16,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod calibrate;
 mod commands;
 mod values;
 
@@ -144,6 +145,10 @@ pub enum Cmd {
         #[arg(long)]
         force: bool,
     },
+    /// Time a sampled slice of the schedule space on the GPU (the cost model's top picks, a
+    /// stratified random sample, a profile's schedules) and store it; or, with --fit, fit
+    /// the cost model's constants to stored data (any machine).
+    Calibrate(calibrate::CalibrateArgs),
     /// Show which schedule a profile picks for a shape, and why.
     Select {
         #[arg(long)]
@@ -423,6 +428,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Cmd::Calibrate(args) => calibrate::run(args),
         Cmd::Select {
             profile,
             arch,
@@ -467,6 +473,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 Rule::Nearest { entry, distance } => println!(
                     "rule: nearest tuned shape in log space, {} (distance {distance:.3}), whose schedule is valid for {shape}",
                     p.entries[entry].shape()
+                ),
+                Rule::Model {
+                    predicted_us,
+                    candidates,
+                } => println!(
+                    "rule: the calibrated cost model's best of the profile's {candidates} schedules (entries, runners-up, canonical) valid for {shape} (predicted {predicted_us:.1} µs)"
                 ),
                 Rule::Canonical => println!(
                     "rule: no tuned {dtype}/{} shape has a schedule valid for {shape}: the canonical schedule",

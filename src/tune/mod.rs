@@ -8,6 +8,7 @@
 //! hidden `forge launch`: one schedule, one shape, one process (for compute-sanitizer).
 
 pub mod export;
+pub mod first_use;
 pub mod gpus;
 pub mod launch;
 pub mod picks;

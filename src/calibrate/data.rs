@@ -1,0 +1,150 @@
+//! The calibration data set: per shape, every timed schedule with the model's prediction at
+//! collection time, its measured median and its gate verdict. Stored as `calibration.json`
+//! (everything, read back by the fit) and `calibration.csv` (one row per timed schedule).
+
+use super::sample::Origin;
+use crate::arch::Arch;
+use crate::contract::Contract;
+use crate::device::timing::TimingConfig;
+use crate::problem::Problem;
+use crate::report::{Measurement, Verdict};
+use crate::schedule::{self, Schedule};
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One schedule on one shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    #[serde(with = "schedule::by_name")]
+    pub schedule: Schedule,
+    pub origin: Origin,
+    /// The shipped model's prediction when the data was collected, µs.
+    pub predicted_us: f64,
+    /// `measured`, or why not (compile_failed: …, faulted: …).
+    pub status: String,
+    pub measured: Option<Measurement>,
+    /// Bits against the canonical output.
+    pub gate: Verdict,
+}
+
+impl Point {
+    /// The measured median when the schedule ran and passed the gate.
+    pub fn time_us(&self) -> Option<f64> {
+        match (&self.measured, self.gate) {
+            (Some(m), Verdict::Pass) if m.median_us.is_finite() && m.median_us > 0.0 => {
+                Some(m.median_us)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// One shape's points.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShapeData {
+    #[serde(flatten)]
+    pub problem: Problem,
+    /// cuBLAS on the same buffers, timed once in the same worker.
+    pub cublas: Option<Measurement>,
+    /// The canonical output passed the FP64 reference check (and the bit model, where run).
+    pub reference_passed: bool,
+    pub points: Vec<Point>,
+}
+
+impl ShapeData {
+    /// (schedule, measured µs) of every gate-passing timed point.
+    pub fn timed(&self) -> impl Iterator<Item = (&Point, f64)> {
+        self.points
+            .iter()
+            .filter_map(|p| p.time_us().map(|t| (p, t)))
+    }
+}
+
+/// A whole calibration run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationData {
+    /// The architecture as measured (the table with the device's own clock, L2, bandwidth…):
+    /// the fit predicts with exactly this.
+    pub arch: Arch,
+    pub device_name: String,
+    pub cublas_version: String,
+    pub contract: Contract,
+    pub timing: TimingConfig,
+    pub top: usize,
+    pub sample: usize,
+    pub seed: u64,
+    pub forge_version: String,
+    pub git_revision: String,
+    pub date: String,
+    pub command: String,
+    pub shapes: Vec<ShapeData>,
+}
+
+pub const JSON_NAME: &str = "calibration.json";
+pub const CSV_NAME: &str = "calibration.csv";
+
+impl CalibrationData {
+    /// Reads `calibration.json` (a directory holding one, or the file itself).
+    pub fn load(path: &Path) -> anyhow::Result<CalibrationData> {
+        let file = if path.is_dir() {
+            path.join(JSON_NAME)
+        } else {
+            path.to_path_buf()
+        };
+        let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not a calibration data set", file.display()))
+    }
+
+    /// Writes `calibration.json` and `calibration.csv` into `dir` (each atomically).
+    pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let json = serde_json::to_vec_pretty(self)?;
+        crate::util::write_atomically(&dir.join(JSON_NAME), &json)
+            .with_context(|| format!("writing {}", dir.join(JSON_NAME).display()))?;
+        crate::util::write_atomically(&dir.join(CSV_NAME), self.to_csv()?.as_bytes())
+            .with_context(|| format!("writing {}", dir.join(CSV_NAME).display()))?;
+        Ok(())
+    }
+
+    /// One row per point.
+    pub fn to_csv(&self) -> anyhow::Result<String> {
+        let mut w = csv::Writer::from_writer(vec![]);
+        w.write_record([
+            "m",
+            "n",
+            "k",
+            "schedule",
+            "origin",
+            "predicted_us",
+            "measured_us",
+            "ci_low_us",
+            "ci_high_us",
+            "gate",
+            "status",
+            "cublas_us",
+        ])?;
+        let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+        for s in &self.shapes {
+            let shape = s.problem.shape;
+            for p in &s.points {
+                w.write_record([
+                    shape.m.to_string(),
+                    shape.n.to_string(),
+                    shape.k.to_string(),
+                    p.schedule.name(),
+                    p.origin.as_str().to_string(),
+                    format!("{:.3}", p.predicted_us),
+                    f(p.measured.as_ref().map(|m| m.median_us)),
+                    f(p.measured.as_ref().map(|m| m.ci_low_us)),
+                    f(p.measured.as_ref().map(|m| m.ci_high_us)),
+                    format!("{:?}", p.gate).to_lowercase(),
+                    p.status.clone(),
+                    f(s.cublas.as_ref().map(|m| m.median_us)),
+                ])?;
+            }
+        }
+        Ok(String::from_utf8(w.into_inner()?)?)
+    }
+}

@@ -1,0 +1,613 @@
+//! Fitting the cost model's constants to a calibration data set, and the ranking metrics the
+//! fit is judged by. Pure: runs on any machine from `calibration.json`.
+//!
+//! The model stays the analytical one of `cost_model/README.md`; only its constants move.
+//! Each free constant ([`FREE`]) is searched within physical bounds by coordinate descent on
+//! multiplicative steps (deterministic, no gradients: the model has max/floor kinks), to
+//! minimise the mean over training shapes of the weighted mean squared log error
+//! `(ln predicted − ln measured)²` of the shape's gate-passing points. Points near the shape's
+//! best are weighted up ([`weight`]): the ranking near the top is what selection uses.
+
+use super::data::{CalibrationData, ShapeData};
+use crate::analysis::model_accuracy::spearman;
+use crate::arch::Arch;
+use crate::cost_model::CostModel;
+use crate::shape::Shape;
+use serde::Serialize;
+
+/// One free constant: its key in model.toml (`{arch}` stands for the data set's arch) and its
+/// search bounds.
+#[derive(Clone, Copy, Debug)]
+pub struct Free {
+    pub key: &'static str,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+const fn free(key: &'static str, lo: f64, hi: f64) -> Free {
+    Free { key, lo, hi }
+}
+
+/// The constants a calibration moves. Structural ones (register granularity, reserved shared
+/// memory, register overheads) are facts of the hardware and the kernels, not fitted; the
+/// transpose and split-K constants are not exercised by the data (TN only, no split-K).
+pub const FREE: [Free; 26] = [
+    free("global.launch_us", 0.5, 10.0),
+    free("global.dram_efficiency", 0.5, 1.0),
+    free("global.l2_effective_fraction", 0.2, 1.0),
+    free("global.overlap_loss", 0.0, 0.5),
+    free("global.load_latency_clk", 100.0, 10000.0),
+    free("global.pipeline_latency_clk", 100.0, 4000.0),
+    free("global.epilogue_fixed_clk", 0.0, 5000.0),
+    free("global.epilogue_bytes_per_clk_per_sm", 4.0, 1024.0),
+    free("global.smem_bytes_per_clk_per_sm", 32.0, 512.0),
+    free("global.persistent_unit_clk", 0.0, 5000.0),
+    free("global.l2_port_bytes_per_clk_per_sm", 16.0, 1024.0),
+    free("l2_bytes_per_clk_per_sm.{arch}", 8.0, 512.0),
+    free("family.mma_sync.efficiency.{arch}", 0.05, 1.0),
+    free("family.mma_sync.issue_fraction.4", 0.1, 1.0),
+    free("family.mma_sync.issue_fraction.8", 0.1, 1.0),
+    free("family.mma_sync.cta_prologue_clk", 0.0, 5000.0),
+    free("family.mma_sync.fill_hidden_persistent", 0.0, 1.0),
+    free("family.mma_sync.epilogue_overlap_persistent", 0.0, 1.0),
+    free("family.wgmma.efficiency.{arch}", 0.3, 1.0),
+    free("family.wgmma.issue_fraction.1", 0.1, 1.0),
+    free("family.wgmma.issue_fraction.2", 0.1, 1.0),
+    free("family.wgmma.cta_prologue_clk", 0.0, 5000.0),
+    free("family.wgmma.fill_hidden_persistent", 0.0, 1.0),
+    free("family.wgmma.epilogue_overlap_persistent", 0.0, 1.0),
+    free("family.wgmma.cluster_ktile_clk", 0.0, 1000.0),
+    free("family.wgmma.cluster_fill_clk", 0.0, 10000.0),
+];
+
+/// A model as a TOML table, so a constant can be read and written by its dotted key.
+fn table_of(model: &CostModel) -> toml::Table {
+    toml::Table::try_from(model).expect("a cost model serializes")
+}
+
+fn slot<'a>(t: &'a mut toml::Table, key: &str) -> &'a mut toml::Value {
+    let mut parts = key.split('.').peekable();
+    let mut table = t;
+    loop {
+        let part = parts.next().expect("non-empty key");
+        if parts.peek().is_none() {
+            return table
+                .entry(part.to_string())
+                .or_insert(toml::Value::Float(0.0));
+        }
+        table = table
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .expect("model.toml keys are tables down to the constant");
+    }
+}
+
+fn get(t: &toml::Table, key: &str) -> f64 {
+    let mut v: Option<&toml::Value> = None;
+    let mut table = Some(t);
+    for part in key.split('.') {
+        v = table.and_then(|t| t.get(part));
+        table = v.and_then(|v| v.as_table());
+    }
+    match v {
+        Some(toml::Value::Float(f)) => *f,
+        Some(toml::Value::Integer(i)) => *i as f64,
+        _ => f64::NAN,
+    }
+}
+
+/// The free constants' values in `model` for `arch` (a missing per-arch key reads its
+/// `default`).
+pub fn values(model: &CostModel, arch: &str) -> Vec<f64> {
+    let t = table_of(model);
+    FREE.iter()
+        .map(|f| {
+            let key = f.key.replace("{arch}", arch);
+            let v = get(&t, &key);
+            if v.is_nan() {
+                get(&t, &f.key.replace("{arch}", "default"))
+            } else {
+                v
+            }
+        })
+        .collect()
+}
+
+/// `model` with the free constants set to `x`.
+pub fn with_values(model: &CostModel, arch: &str, x: &[f64]) -> CostModel {
+    let mut t = table_of(model);
+    for (f, v) in FREE.iter().zip(x) {
+        *slot(&mut t, &f.key.replace("{arch}", arch)) = toml::Value::Float(*v);
+    }
+    t.try_into()
+        .expect("the free constants keep the model's form")
+}
+
+/// A point's weight: 3 within 10% of the shape's best, else 1 (the ranking near the top
+/// decides selection), so the fit cannot buy the tail's accuracy with the top's. (A steeper
+/// 10/3/1 weighting fitted the top better on training shapes and worse on held-out ones.)
+pub fn weight(measured_us: f64, best_us: f64) -> f64 {
+    if measured_us <= best_us * 1.10 {
+        3.0
+    } else {
+        1.0
+    }
+}
+
+/// The fit's objective: the mean over shapes of the weighted mean squared log error.
+pub fn loss(model: &CostModel, arch: &Arch, shapes: &[&ShapeData]) -> f64 {
+    let mut total = 0.0;
+    let mut n = 0;
+    for s in shapes {
+        let timed: Vec<_> = s.timed().collect();
+        let Some(best) = timed.iter().map(|(_, t)| *t).min_by(f64::total_cmp) else {
+            continue;
+        };
+        let (mut sum, mut wsum) = (0.0, 0.0);
+        for (p, t) in &timed {
+            let pred = model
+                .predict(arch, &p.schedule, &s.problem.shape, s.problem.layout)
+                .time_us;
+            let w = weight(*t, best);
+            sum += w * (pred.ln() - t.ln()).powi(2);
+            wsum += w;
+        }
+        total += sum / wsum;
+        n += 1;
+    }
+    if n == 0 { 0.0 } else { total / n as f64 }
+}
+
+/// What a fit did.
+#[derive(Clone, Debug)]
+pub struct FitResult {
+    pub model: CostModel,
+    pub loss_before: f64,
+    pub loss_after: f64,
+    pub sweeps: usize,
+    /// (key, before, after) of every free constant.
+    pub changes: Vec<(String, f64, f64)>,
+}
+
+/// Coordinate descent: each sweep tries every constant × (1 ± step) (clamped to its bounds;
+/// fractions that start at 0 step additively), keeping any change that lowers the loss; the
+/// step halves after a sweep without improvement, down to 0.5%.
+pub fn fit(start: &CostModel, arch: &Arch, train: &[&ShapeData], max_sweeps: usize) -> FitResult {
+    let name = arch.name.as_str();
+    let mut x = values(start, name);
+    let before = x.clone();
+    let eval = |x: &[f64]| loss(&with_values(start, name, x), arch, train);
+    let loss_before = eval(&x);
+    let mut best = loss_before;
+    let mut step = 0.3;
+    let mut sweeps = 0;
+    while sweeps < max_sweeps && step >= 0.005 {
+        sweeps += 1;
+        let mut improved = false;
+        for (i, f) in FREE.iter().enumerate() {
+            for dir in [1.0, -1.0] {
+                let old = x[i];
+                let moved = if old.abs() < 1e-9 {
+                    dir * step * (f.hi - f.lo) * 0.1
+                } else {
+                    old * (1.0 + dir * step)
+                };
+                let new = moved.clamp(f.lo, f.hi);
+                if (new - old).abs() < 1e-12 {
+                    continue;
+                }
+                x[i] = new;
+                let l = eval(&x);
+                if l < best - 1e-12 {
+                    best = l;
+                    improved = true;
+                    break;
+                }
+                x[i] = old;
+            }
+        }
+        if !improved {
+            step *= 0.5;
+        }
+    }
+    let model = with_values(start, name, &x);
+    FitResult {
+        model,
+        loss_before,
+        loss_after: best,
+        sweeps,
+        changes: FREE
+            .iter()
+            .zip(before.iter().zip(&x))
+            .map(|(f, (b, a))| (f.key.replace("{arch}", name), *b, *a))
+            .collect(),
+    }
+}
+
+/// The ranking metrics of one model on one shape's gate-passing points.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShapeMetrics {
+    pub shape: Shape,
+    pub points: usize,
+    /// Measured time of the fastest point / measured time of the model's #1 (≤ 1).
+    pub top1: f64,
+    /// The fastest point is among the model's 4 (16) lowest predictions.
+    pub best_in_top4: bool,
+    pub best_in_top16: bool,
+    /// Fastest / the fastest of the model's top 4 (what a 4-candidate tune reaches).
+    pub top4_efficiency: f64,
+    pub rho: Option<f64>,
+    /// median |predicted / measured − 1|.
+    pub median_abs_rel_error: f64,
+    pub model_pick: String,
+    pub measured_best: String,
+}
+
+pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<ShapeMetrics> {
+    let timed: Vec<_> = s.timed().collect();
+    if timed.is_empty() {
+        return None;
+    }
+    let pred: Vec<f64> = timed
+        .iter()
+        .map(|(p, _)| {
+            model
+                .predict(arch, &p.schedule, &s.problem.shape, s.problem.layout)
+                .time_us
+        })
+        .collect();
+    let meas: Vec<f64> = timed.iter().map(|(_, t)| *t).collect();
+    let mut order: Vec<usize> = (0..timed.len()).collect();
+    // Ties in prediction: by name, as `CostModel::rank` breaks them.
+    order.sort_by(|&a, &b| {
+        pred[a]
+            .total_cmp(&pred[b])
+            .then_with(|| timed[a].0.schedule.name().cmp(&timed[b].0.schedule.name()))
+    });
+    let best = (0..meas.len())
+        .min_by(|&a, &b| meas[a].total_cmp(&meas[b]))
+        .expect("non-empty");
+    let pos = order.iter().position(|&i| i == best).expect("present");
+    let best_of = |k: usize| {
+        order
+            .iter()
+            .take(k)
+            .map(|&i| meas[i])
+            .fold(f64::INFINITY, f64::min)
+    };
+    let mut errors: Vec<f64> = pred
+        .iter()
+        .zip(&meas)
+        .map(|(p, m)| (p / m - 1.0).abs())
+        .collect();
+    errors.sort_by(f64::total_cmp);
+    Some(ShapeMetrics {
+        shape: s.problem.shape,
+        points: timed.len(),
+        top1: meas[best] / meas[order[0]],
+        best_in_top4: pos < 4,
+        best_in_top16: pos < 16,
+        top4_efficiency: meas[best] / best_of(4),
+        rho: spearman(&pred, &meas),
+        median_abs_rel_error: errors[errors.len() / 2],
+        model_pick: timed[order[0]].0.schedule.name(),
+        measured_best: timed[best].0.schedule.name(),
+    })
+}
+
+/// Metrics over a set of shapes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub shapes: Vec<ShapeMetrics>,
+    /// Geometric mean of top1.
+    pub top1_geomean: f64,
+    pub worst_top1: f64,
+    /// Fraction of shapes whose fastest point is in the model's top 4 (16).
+    pub best_in_top4: f64,
+    pub best_in_top16: f64,
+    pub top4_efficiency_geomean: f64,
+    /// Median over shapes of ρ.
+    pub rho_median: f64,
+    pub rho_min: f64,
+    /// Median over shapes of the per-shape median |pred/meas − 1|.
+    pub median_abs_rel_error: f64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+pub fn summarize(model: &CostModel, arch: &Arch, shapes: &[&ShapeData]) -> Summary {
+    let m: Vec<ShapeMetrics> = shapes
+        .iter()
+        .filter_map(|s| shape_metrics(model, arch, s))
+        .collect();
+    let n = m.len().max(1) as f64;
+    let geo =
+        |f: &dyn Fn(&ShapeMetrics) -> f64| (m.iter().map(|x| f(x).ln()).sum::<f64>() / n).exp();
+    let rhos: Vec<f64> = m.iter().filter_map(|x| x.rho).collect();
+    Summary {
+        top1_geomean: geo(&|x| x.top1),
+        worst_top1: m.iter().map(|x| x.top1).fold(f64::INFINITY, f64::min),
+        best_in_top4: m.iter().filter(|x| x.best_in_top4).count() as f64 / n,
+        best_in_top16: m.iter().filter(|x| x.best_in_top16).count() as f64 / n,
+        top4_efficiency_geomean: geo(&|x| x.top4_efficiency),
+        rho_median: median(rhos.clone()),
+        rho_min: rhos.iter().copied().fold(f64::INFINITY, f64::min),
+        median_abs_rel_error: median(m.iter().map(|x| x.median_abs_rel_error).collect()),
+        shapes: m,
+    }
+}
+
+/// Training and held-out shapes of a data set: held out are the shapes in `holdout`; the
+/// rest train.
+pub fn split<'a>(
+    data: &'a CalibrationData,
+    holdout: &[Shape],
+) -> (Vec<&'a ShapeData>, Vec<&'a ShapeData>) {
+    data.shapes
+        .iter()
+        .filter(|s| s.reference_passed)
+        .partition(|s| !holdout.contains(&s.problem.shape))
+}
+
+/// Everything `forge calibrate --fit` reports (and writes as fit.json).
+#[derive(Clone, Debug, Serialize)]
+pub struct FitReport {
+    pub device_name: String,
+    pub arch: String,
+    pub train_shapes: Vec<Shape>,
+    pub heldout_shapes: Vec<Shape>,
+    pub loss_before: f64,
+    pub loss_after: f64,
+    pub heldout_loss_before: f64,
+    pub heldout_loss_after: f64,
+    pub sweeps: usize,
+    pub train_before: Summary,
+    pub train_after: Summary,
+    pub heldout_before: Option<Summary>,
+    pub heldout_after: Option<Summary>,
+    /// (key, before, after).
+    pub changes: Vec<(String, f64, f64)>,
+    /// Profile selection on the held-out shapes, with the model before and after the fit.
+    pub selection: Vec<(String, Vec<super::selection::SelectionRow>)>,
+}
+
+impl FitReport {
+    pub fn new(
+        start: &CostModel,
+        r: &FitResult,
+        data: &CalibrationData,
+        train: &[&ShapeData],
+        test: &[&ShapeData],
+    ) -> FitReport {
+        let arch = &data.arch;
+        let held = |m: &CostModel| (!test.is_empty()).then(|| summarize(m, arch, test));
+        FitReport {
+            device_name: data.device_name.clone(),
+            arch: arch.name.clone(),
+            train_shapes: train.iter().map(|s| s.problem.shape).collect(),
+            heldout_shapes: test.iter().map(|s| s.problem.shape).collect(),
+            loss_before: r.loss_before,
+            loss_after: r.loss_after,
+            heldout_loss_before: loss(start, arch, test),
+            heldout_loss_after: loss(&r.model, arch, test),
+            sweeps: r.sweeps,
+            train_before: summarize(start, arch, train),
+            train_after: summarize(&r.model, arch, train),
+            heldout_before: held(start),
+            heldout_after: held(&r.model),
+            changes: r.changes.clone(),
+            selection: vec![],
+        }
+    }
+
+    /// The human-readable report.
+    pub fn text(&self) -> String {
+        use std::fmt::Write;
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "fit on {} ({}): {} training shapes, {} held out; {} sweeps; loss (mean sq. log \
+             error, weighted) train {:.4} -> {:.4}, held out {:.4} -> {:.4}",
+            self.device_name,
+            self.arch,
+            self.train_shapes.len(),
+            self.heldout_shapes.len(),
+            self.sweeps,
+            self.loss_before,
+            self.loss_after,
+            self.heldout_loss_before,
+            self.heldout_loss_after
+        );
+        let line = |o: &mut String, what: &str, s: &Summary| {
+            let _ = writeln!(
+                o,
+                "{what:<20} top-1 {:.3} (worst {:.3})  best in top-4 {:>3.0}%  top-16 {:>3.0}%  \
+                 top-4 eff. {:.3}  rho median {:.2} (min {:.2})  median |pred/meas-1| {:.1}%",
+                s.top1_geomean,
+                s.worst_top1,
+                s.best_in_top4 * 100.0,
+                s.best_in_top16 * 100.0,
+                s.top4_efficiency_geomean,
+                s.rho_median,
+                s.rho_min,
+                s.median_abs_rel_error * 100.0
+            );
+        };
+        line(&mut o, "train, before", &self.train_before);
+        line(&mut o, "train, after", &self.train_after);
+        if let (Some(b), Some(a)) = (&self.heldout_before, &self.heldout_after) {
+            line(&mut o, "held out, before", b);
+            line(&mut o, "held out, after", a);
+            let _ = writeln!(
+                o,
+                "\n{:<18} {:>6} {:>7} {:>7} {:>6} {:>6} {:>7} {:>7}  model's #1 after",
+                "held-out shape", "points", "top1 b", "top1 a", "rho b", "rho a", "err b", "err a"
+            );
+            for (x, y) in b.shapes.iter().zip(&a.shapes) {
+                let _ = writeln!(
+                    o,
+                    "{:<18} {:>6} {:>7.3} {:>7.3} {:>6} {:>6} {:>6.1}% {:>6.1}%  {}",
+                    x.shape.to_string(),
+                    x.points,
+                    x.top1,
+                    y.top1,
+                    x.rho.map_or("n/a".into(), |r| format!("{r:.2}")),
+                    y.rho.map_or("n/a".into(), |r| format!("{r:.2}")),
+                    x.median_abs_rel_error * 100.0,
+                    y.median_abs_rel_error * 100.0,
+                    y.model_pick
+                );
+            }
+        }
+        let _ = writeln!(o, "\nconstants (before -> after):");
+        for (k, b, a) in &self.changes {
+            let mark = if (a - b).abs() > 1e-9 * b.abs().max(1.0) {
+                "*"
+            } else {
+                " "
+            };
+            let _ = writeln!(o, "{mark} {k:<48} {b:>10.4} -> {a:.4}");
+        }
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::data::Point;
+    use crate::calibrate::sample::Origin;
+    use crate::contract::Contract;
+    use crate::device::timing::TimingConfig;
+    use crate::problem::Problem;
+    use crate::report::{Measurement, Verdict};
+    use crate::schedule::{Dtype, Layout};
+
+    /// A data set "measured" by a model with other constants (every 7th valid schedule).
+    fn synthetic(truth: &CostModel, arch: &Arch, shapes: &[Shape]) -> CalibrationData {
+        let shapes = shapes
+            .iter()
+            .map(|&shape| {
+                let ranked = truth.rank(arch, Dtype::Tf32, Layout::Tn, &shape);
+                let points = ranked
+                    .iter()
+                    .filter(|r| !r.schedule.changes_reduction_order())
+                    .step_by(7)
+                    .map(|r| Point {
+                        schedule: r.schedule,
+                        origin: Origin::Sample,
+                        predicted_us: 0.0,
+                        status: "measured".into(),
+                        measured: Some(Measurement {
+                            median_us: r.prediction.time_us,
+                            ci_low_us: r.prediction.time_us,
+                            ci_high_us: r.prediction.time_us,
+                            samples: 7,
+                            outliers: 0,
+                            tflops: r.prediction.tflops,
+                        }),
+                        gate: Verdict::Pass,
+                    })
+                    .collect();
+                ShapeData {
+                    problem: Problem::new(Dtype::Tf32, Layout::Tn, shape),
+                    cublas: None,
+                    reference_passed: true,
+                    points,
+                }
+            })
+            .collect();
+        CalibrationData {
+            arch: arch.clone(),
+            device_name: "synthetic".into(),
+            cublas_version: String::new(),
+            contract: Contract::default(),
+            timing: TimingConfig::default(),
+            top: 0,
+            sample: 0,
+            seed: 0,
+            forge_version: String::new(),
+            git_revision: String::new(),
+            date: String::new(),
+            command: String::new(),
+            shapes,
+        }
+    }
+
+    #[test]
+    fn constants_round_trip_through_their_keys() {
+        let m = CostModel::shipped();
+        let x = values(&m, "sm_90a");
+        assert!(x.iter().all(|v| v.is_finite()), "{x:?}");
+        assert_eq!(with_values(&m, "sm_90a", &x), m);
+        let mut y = x.clone();
+        y[0] *= 2.0;
+        let moved = with_values(&m, "sm_90a", &y);
+        assert_eq!(moved.global.launch_us, 2.0 * m.global.launch_us);
+        // A key for an arch the table lacks is added beside `default`.
+        let other = with_values(&m, "sm_100", &values(&m, "sm_100"));
+        assert_eq!(
+            other.family.wgmma.efficiency["sm_100"],
+            m.family.wgmma.efficiency["default"]
+        );
+    }
+
+    #[test]
+    fn the_fit_recovers_a_model_that_generated_the_data() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let start = CostModel::shipped();
+        let mut truth = start.clone();
+        truth.global.launch_us = 5.0;
+        truth.family.wgmma.efficiency.insert("sm_90a".into(), 0.62);
+        truth.global.pipeline_latency_clk = 1100.0;
+        let shapes = [
+            Shape::new(512, 512, 512),
+            Shape::new(2048, 2048, 2048),
+            Shape::new(128, 5376, 7168),
+            Shape::new(1536, 6144, 2048),
+        ];
+        let data = synthetic(&truth, &arch, &shapes);
+        let (train, test) = split(&data, &[Shape::new(1536, 6144, 2048)]);
+        assert_eq!((train.len(), test.len()), (3, 1));
+        let r = fit(&start, &arch, &train, 12);
+        assert!(
+            r.loss_after < 0.2 * r.loss_before,
+            "{} -> {}",
+            r.loss_before,
+            r.loss_after
+        );
+        let (held_before, held_after) = (loss(&start, &arch, &test), loss(&r.model, &arch, &test));
+        assert!(
+            held_after < 0.5 * held_before,
+            "{held_before} -> {held_after}"
+        );
+        // Reproducible: the same data gives the same constants.
+        assert_eq!(fit(&start, &arch, &train, 12).model, r.model);
+    }
+
+    #[test]
+    fn metrics_of_a_perfect_model_are_perfect() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let m = CostModel::shipped();
+        let data = synthetic(&m, &arch, &[Shape::new(1024, 1024, 1024)]);
+        let s = summarize(&m, &arch, &data.shapes.iter().collect::<Vec<_>>());
+        assert_eq!(s.top1_geomean, 1.0);
+        assert_eq!(s.best_in_top4, 1.0);
+        assert!(
+            s.rho_median > 0.999 && s.median_abs_rel_error < 1e-12,
+            "{s:?}"
+        );
+    }
+}

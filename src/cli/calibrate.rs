@@ -1,0 +1,152 @@
+//! `forge calibrate`: collect a calibration data set on the GPU, or fit the cost model to one.
+
+use super::values::*;
+use crate::arch::Arch;
+use crate::calibrate::data::CalibrationData;
+use crate::calibrate::sample::CalibrationPlan;
+use crate::calibrate::{self, CollectOptions, fit};
+use crate::contract::Contract;
+use crate::cost_model::CostModel;
+use crate::device::cache;
+use crate::problem::Problem;
+use crate::schedule::{Dtype, Layout};
+use crate::shape::ShapeList;
+use anyhow::{Context, bail};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    #[arg(long, value_parser = arch_parser(), required_unless_present = "fit")]
+    arch: Option<Arch>,
+    /// Comma-separated shapes to measure (D2048 or MxNxK).
+    #[arg(long, allow_hyphen_values = true, value_parser = shapes_parser(), required_unless_present = "fit")]
+    shapes: Option<ShapeList>,
+    /// The model's best schedules timed per shape.
+    #[arg(long, default_value_t = 40)]
+    top: usize,
+    /// Schedules drawn per shape from the rest of the valid space (stratified by family and tile).
+    #[arg(long, default_value_t = 150)]
+    sample: usize,
+    #[arg(long, default_value_t = 20261203)]
+    seed: u64,
+    /// Also time this profile's entries and runners-up where valid (selection's candidates);
+    /// with --fit, evaluate selection with this profile on the held-out shapes.
+    #[arg(long)]
+    profile: Option<PathBuf>,
+    /// Output directory (default reports/calibrate-<arch>-<date>); with --fit, where the
+    /// fitted model.toml and fit.json go (default: the data's directory).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[arg(long, default_value = "tf32-rne-k8-inorder", value_parser = contract_parser())]
+    contract: Contract,
+    /// Compile the kernel variants into the cache and stop (no GPU needed).
+    #[arg(long, conflicts_with = "fit")]
+    compile_only: bool,
+    #[arg(long, default_value_t = 30, value_parser = watchdog_parser())]
+    watchdog: u64,
+    /// Kernel cache directory (default $FORGE_CACHE or ~/.cache/forge).
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// Fit the cost model to this data set (calibration.json or its directory) instead of
+    /// measuring.
+    #[arg(long, value_name = "DATA")]
+    fit: Option<PathBuf>,
+    /// With --fit: shapes held out of the fit, on which the metrics are reported.
+    #[arg(long, allow_hyphen_values = true, value_parser = shapes_parser())]
+    holdout: Option<ShapeList>,
+    /// With --fit: the model to start from (default: the shipped cost_model/model.toml).
+    #[arg(long, value_name = "MODEL_TOML")]
+    start: Option<PathBuf>,
+    /// With --fit: most coordinate-descent sweeps.
+    #[arg(long, default_value_t = 60)]
+    sweeps: usize,
+}
+
+pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
+    if let Some(data) = &a.fit {
+        return run_fit(&a, data);
+    }
+    let (Some(arch), Some(shapes)) = (a.arch.clone(), a.shapes.as_ref()) else {
+        bail!("calibrate needs --arch and --shapes (or --fit DATA)");
+    };
+    let out = a.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "reports/calibrate-{}-{}",
+            arch.name,
+            chrono::Utc::now().format("%Y%m%d")
+        ))
+    });
+    let opts = CollectOptions {
+        arch,
+        problems: shapes
+            .0
+            .iter()
+            .map(|&s| Problem::new(Dtype::Tf32, Layout::Tn, s))
+            .collect(),
+        contract: a.contract,
+        plan: CalibrationPlan {
+            top: a.top,
+            sample: a.sample,
+            seed: a.seed,
+        },
+        profile: a.profile.clone(),
+        out_dir: out.clone(),
+        watchdog_s: a.watchdog,
+        cache_dir: a.cache.clone().unwrap_or_else(cache::default_dir),
+        timing: calibrate::quick_timing(),
+        compile_only: a.compile_only,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+    };
+    let start = std::time::Instant::now();
+    if calibrate::collect(&opts)?.is_some() {
+        println!("{}", out.display());
+    }
+    eprintln!("calibrate took {:.1} s", start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn run_fit(a: &CalibrateArgs, path: &std::path::Path) -> anyhow::Result<()> {
+    let data = CalibrationData::load(path)?;
+    let start = match &a.start {
+        Some(p) => CostModel::from_toml(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )?,
+        None => CostModel::shipped(),
+    };
+    let holdout = a.holdout.as_ref().map(|h| h.0.clone()).unwrap_or_default();
+    let (train, test) = fit::split(&data, &holdout);
+    if train.is_empty() {
+        bail!("no training shapes left after --holdout");
+    }
+    let result = fit::fit(&start, &data.arch, &train, a.sweeps);
+    let mut report = fit::FitReport::new(&start, &result, &data, &train, &test);
+    print!("{}", report.text());
+    if let Some(p) = &a.profile {
+        let profile = crate::profile::Profile::load_for_arch(p, &data.arch.name)?;
+        for (what, model) in [("before", &start), ("after", &result.model)] {
+            let rows = crate::calibrate::selection::evaluate(&profile, model, &test);
+            print!(
+                "[{what} the fit]{}",
+                crate::calibrate::selection::text(&rows)
+            );
+            report.selection.push((what.to_string(), rows));
+        }
+    }
+    let dir = a.out.clone().unwrap_or_else(|| {
+        if path.is_dir() {
+            path.to_path_buf()
+        } else {
+            crate::util::parent_dir(path)
+        }
+    });
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let model_path = dir.join("model.fitted.toml");
+    crate::util::write_atomically(&model_path, result.model.to_toml().as_bytes())
+        .with_context(|| format!("writing {}", model_path.display()))?;
+    let json_path = dir.join("fit.json");
+    crate::util::write_atomically(&json_path, &serde_json::to_vec_pretty(&report)?)
+        .with_context(|| format!("writing {}", json_path.display()))?;
+    println!("{}\n{}", model_path.display(), json_path.display());
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! `forge calibrate --fit` on a small committed slice of the H200 calibration data
+//! (tests/fixtures/calibration-h200-small.json: 6 shapes, the 8 fastest and every 8th
+//! gate-passing point of each, from reports/2026-12-03-h200-calibration). CPU only.
+
+use forge::calibrate::data::CalibrationData;
+use forge::calibrate::fit;
+use forge::cost_model::CostModel;
+use forge::shape::Shape;
+use std::path::Path;
+use std::process::Command;
+
+const DATA: &str = "tests/fixtures/calibration-h200-small.json";
+/// The constants before the calibration (2026-12-02, hand-set).
+const BEFORE: &str = include_str!("fixtures/model-2026-12-02.toml");
+
+fn held_out() -> Vec<Shape> {
+    vec![
+        Shape::new(4096, 1024, 4096),
+        Shape::new(640, 2560, 10240),
+        Shape::new(2560, 2560, 2560),
+    ]
+}
+
+#[test]
+fn the_fit_reproduces_from_stored_data_and_generalizes_to_held_out_shapes() {
+    let data = CalibrationData::load(Path::new(DATA)).unwrap();
+    assert_eq!(data.device_name, "NVIDIA H200");
+    let before = CostModel::from_toml(BEFORE).unwrap();
+    let (train, test) = fit::split(&data, &held_out());
+    assert_eq!((train.len(), test.len()), (3, 3));
+    let r = fit::fit(&before, &data.arch, &train, 25);
+    assert!(
+        r.loss_after < 0.5 * r.loss_before,
+        "train loss {} -> {}",
+        r.loss_before,
+        r.loss_after
+    );
+    let (held_before, held_after) = (
+        fit::loss(&before, &data.arch, &test),
+        fit::loss(&r.model, &data.arch, &test),
+    );
+    assert!(
+        held_after < held_before,
+        "held-out loss {held_before} -> {held_after}"
+    );
+    // Deterministic: the same data and start give the same constants.
+    assert_eq!(fit::fit(&before, &data.arch, &train, 25).model, r.model);
+    // The fitted model parses back from its TOML form (what --fit writes).
+    assert_eq!(CostModel::from_toml(&r.model.to_toml()).unwrap(), r.model);
+}
+
+#[test]
+fn the_shipped_constants_rank_the_stored_data_better_than_the_hand_set_ones() {
+    let data = CalibrationData::load(Path::new(DATA)).unwrap();
+    let all: Vec<_> = data.shapes.iter().collect();
+    let before = CostModel::from_toml(BEFORE).unwrap();
+    let shipped = CostModel::shipped();
+    let (b, s) = (
+        fit::summarize(&before, &data.arch, &all),
+        fit::summarize(&shipped, &data.arch, &all),
+    );
+    assert!(
+        fit::loss(&shipped, &data.arch, &all) < fit::loss(&before, &data.arch, &all),
+        "loss"
+    );
+    assert!(
+        s.rho_median > b.rho_median,
+        "rho {} vs {}",
+        s.rho_median,
+        b.rho_median
+    );
+    assert!(
+        s.median_abs_rel_error < b.median_abs_rel_error,
+        "error {} vs {}",
+        s.median_abs_rel_error,
+        b.median_abs_rel_error
+    );
+}
+
+#[test]
+fn forge_calibrate_fit_writes_the_model_and_the_report() {
+    let out = std::env::temp_dir().join(format!("forge-calibrate-fit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let o = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args([
+            "calibrate",
+            "--fit",
+            DATA,
+            "--holdout",
+            "4096x1024x4096,640x2560x10240",
+        ])
+        .args(["--sweeps", "3", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("held out, after") && text.contains("constants"),
+        "{text}"
+    );
+    let fitted = std::fs::read_to_string(out.join("model.fitted.toml")).unwrap();
+    CostModel::from_toml(&fitted).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("fit.json")).unwrap()).unwrap();
+    assert_eq!(report["heldout_shapes"].as_array().unwrap().len(), 2);
+    std::fs::remove_dir_all(&out).unwrap();
+    // Without --fit, --arch and --shapes are required: one error line.
+    let o = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args(["calibrate", "--arch", "sm_90a"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+}
