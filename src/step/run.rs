@@ -337,6 +337,9 @@ pub fn run(opts: &StepOptions) -> anyhow::Result<StepOutcome> {
 
     let timing = match opts.time_seconds {
         Some(seconds) => {
+            if opts.graph && !trainer.captured() {
+                trainer.capture()?;
+            }
             let t = time_steps(&trainer, seconds)?;
             println!(
                 "speed: {:.1} steps/s ({:.3} ms/step, CI {:.3}..{:.3}, {} steps per sample, {} samples, {})",

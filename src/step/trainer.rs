@@ -346,6 +346,11 @@ impl<'a> Trainer<'a> {
         Ok(())
     }
 
+    /// Whether [`Trainer::step`] replays a captured graph.
+    pub fn captured(&self) -> bool {
+        self.graph.is_some()
+    }
+
     pub fn synchronize(&self) -> Result<(), DeviceError> {
         Ok(self.stream.synchronize()?)
     }
