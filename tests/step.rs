@@ -33,6 +33,11 @@ fn step_kernels_compile_clean_for_sm_90a() {
         return skipped("libnvrtc not found");
     }
     let compiled = nvrtc::compile(STEP_LABEL, STEP_SOURCE, "sm_90a").unwrap();
+    if compiled.log.trim().is_empty() && std::env::var_os("CI").is_none() {
+        // Seen with the CUDA toolkit's libnvrtc on the GPU machine: it compiled, but printed
+        // no ptxas report to check. CI's (pip) libnvrtc prints one, and there it is required.
+        return skipped("this libnvrtc printed no ptxas report");
+    }
     for entry in STEP_ENTRIES {
         let r = PtxasReport::parse(&compiled.log, entry);
         assert!(
@@ -48,7 +53,9 @@ fn step_kernels_compile_clean_for_sm_90a() {
 }
 
 fn forge(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_forge"))
+    // FORGE_BIN: where the test binary was copied to another machine, the build path is gone.
+    let bin = std::env::var("FORGE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_forge").into());
+    let out = Command::new(bin)
         .args(args)
         .env(
             "FORGE_CACHE",

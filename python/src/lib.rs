@@ -275,7 +275,7 @@ impl Dispatcher {
         c: u64,
         stream: u64,
     ) -> PyResult<()> {
-        let s = capi::check_gemm(capi::FORGE_LAYOUT_TN, m, n, k, a, k, b, k, c, n)
+        let (_, s) = capi::check_gemm(capi::FORGE_LAYOUT_TN, m, n, k, a, k, b, k, c, n)
             .map_err(failure_to_py)?;
         let inner = &self.inner;
         py.detach(|| {
