@@ -273,13 +273,10 @@ impl LoadedVariant {
     }
 }
 
-/// Launches `func` on a 1-D grid. Raw (`cuLaunchKernelEx`): the hot path of every dispatched
-/// GEMM, where cudarc's launch builder would allocate its argument list per launch, and a
-/// tensor map is a 128-byte by-value parameter.
+/// Launches `func` on a 1-D grid: [`launch_raw`] with one dimension.
 ///
 /// # Safety
-/// `args` must point at values matching `func`'s parameters, alive for the call, and
-/// `stream` must be a live stream (or null) of `func`'s context.
+/// As [`launch_raw`].
 unsafe fn launch_1d(
     func: &CudaFunction,
     grid: u32,
@@ -288,18 +285,41 @@ unsafe fn launch_1d(
     stream: sys::CUstream,
     args: &mut [*mut c_void],
 ) -> Result<(), DeviceError> {
+    // Safety: the caller's guarantees.
+    unsafe { launch_raw(func, (grid, 1, 1), (block, 1, 1), smem, stream, args) }
+}
+
+/// Launches `func` on a `grid` of `block`-shaped blocks with `smem` bytes of dynamic shared
+/// memory. Raw (`cuLaunchKernelEx`): the hot path of every dispatched GEMM, where cudarc's
+/// launch builder would allocate its argument list per launch, and a tensor map is a
+/// 128-byte by-value parameter; the operand preparation and the step's kernels (launched
+/// inside a captured graph) use it too.
+///
+/// # Safety
+/// `args` must point at values matching `func`'s parameters, alive for the call (and every
+/// pointer among them a device allocation of the size the kernel indexes), and `stream` must
+/// be a live stream (or null) of `func`'s context.
+pub unsafe fn launch_raw(
+    func: &CudaFunction,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    smem: u32,
+    stream: sys::CUstream,
+    args: &mut [*mut c_void],
+) -> Result<(), DeviceError> {
     let config = sys::CUlaunchConfig {
-        gridDimX: grid,
-        gridDimY: 1,
-        gridDimZ: 1,
-        blockDimX: block,
-        blockDimY: 1,
-        blockDimZ: 1,
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: block.0,
+        blockDimY: block.1,
+        blockDimZ: block.2,
         sharedMemBytes: smem,
         hStream: stream,
         attrs: std::ptr::null_mut(),
         numAttrs: 0,
     };
+    // Safety: the caller's guarantees.
     unsafe {
         sys::cuLaunchKernelEx(
             &config,

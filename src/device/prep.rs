@@ -3,6 +3,7 @@
 
 use super::buffers::DeviceBuffer;
 use super::cache::KernelCache;
+use super::kernel::launch_raw;
 use super::{DeviceError, Gpu};
 use crate::operand_prep::{OperandPrep, PrepPlan};
 use cudarc::driver::{CudaFunction, CudaModule, CudaStream, sys};
@@ -105,29 +106,10 @@ impl PrepKernel {
             &mut p0 as *mut PrepPass as *mut c_void,
             &mut p1 as *mut PrepPass as *mut c_void,
         ];
-        let config = sys::CUlaunchConfig {
-            gridDimX: grid_x,
-            gridDimY: grid_y,
-            gridDimZ: passes.len() as u32,
-            blockDimX: 32,
-            blockDimY: 8,
-            blockDimZ: 1,
-            sharedMemBytes: 0,
-            hStream: stream,
-            attrs: std::ptr::null_mut(),
-            numAttrs: 0,
-        };
         // Safety: `args` match `forge_operand_prep(ForgePrepPass, ForgePrepPass)`; the caller
         // vouches for the rest.
-        unsafe {
-            sys::cuLaunchKernelEx(
-                &config,
-                self.func.cu_function(),
-                args.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()?;
+        let grid = (grid_x, grid_y, passes.len() as u32);
+        unsafe { launch_raw(&self.func, grid, (32, 8, 1), 0, stream, &mut args) }?;
         Ok(())
     }
 }

@@ -4,6 +4,7 @@
 //! every launch can be captured into a CUDA graph.
 
 use crate::device::cache::KernelCache;
+use crate::device::kernel::launch_raw;
 use crate::device::{DeviceError, Gpu};
 use crate::step::model::CHUNK_ROWS;
 use cudarc::driver::{CudaFunction, CudaModule, sys};
@@ -69,28 +70,9 @@ unsafe fn launch(
     stream: sys::CUstream,
     args: &mut [*mut c_void],
 ) -> Result<(), DeviceError> {
-    let config = sys::CUlaunchConfig {
-        gridDimX: grid.0.max(1),
-        gridDimY: grid.1.max(1),
-        gridDimZ: 1,
-        blockDimX: THREADS,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: 0,
-        hStream: stream,
-        attrs: std::ptr::null_mut(),
-        numAttrs: 0,
-    };
-    unsafe {
-        sys::cuLaunchKernelEx(
-            &config,
-            func.cu_function(),
-            args.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    }
-    .result()?;
-    Ok(())
+    let grid = (grid.0.max(1), grid.1.max(1), 1);
+    // Safety: the caller's guarantees.
+    unsafe { launch_raw(func, grid, (THREADS, 1, 1), 0, stream, args) }
 }
 
 fn blocks_for_warps(warps: usize) -> u32 {
