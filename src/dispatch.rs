@@ -24,6 +24,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+/// The alignment C needs: the epilogues store 8- and 16-byte vectors.
+pub const C_ALIGN: u64 = 16;
+
 type PlanKey = (Layout, u32, u32, u32, u64, u64);
 
 struct Plan {
@@ -123,7 +126,10 @@ impl Dispatcher {
     /// is appended to `file`, which later dispatchers load. `None`: off (the profile's rule
     /// alone), the default.
     pub fn tune_on_first_use(&mut self, file: Option<&Path>) -> Result<(), DeviceError> {
+        // Plans built before carry the earlier choice: they go too (freeing their workspaces
+        // waits for the work queued on them).
         self.chosen.write().expect("lock").clear();
+        self.plans.write().expect("lock").clear();
         self.first_use = match file {
             Some(path) => {
                 let info = &self.gpu.info;
@@ -309,8 +315,8 @@ impl Dispatcher {
     /// # Safety
     /// `stream` must be null, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD` or a stream of this
     /// device's primary context that stays alive for the call; `a`, `b` (M·K and N·K f32,
-    /// 4-byte aligned, stored as `layout` says) and `c` (M×N) must be device allocations of
-    /// that size in that context.
+    /// 4-byte aligned, stored as `layout` says) and `c` (M×N, 16-byte aligned: checked) must
+    /// be device allocations of that size in that context.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn gemm_layout_raw(
         &self,
@@ -323,6 +329,12 @@ impl Dispatcher {
         b: u64,
         c: u64,
     ) -> Result<(), DeviceError> {
+        if !c.is_multiple_of(C_ALIGN) {
+            return Err(DeviceError::Other(format!(
+                "GEMM {m}x{n}x{k}: C = {c:#x} must be {C_ALIGN}-byte aligned (the epilogues \
+                 store vectors)"
+            )));
+        }
         self.gpu.ctx.bind_to_thread()?;
         let key = (layout, m, n, k, a, b);
         if let Some(plan) = self.plans.read().expect("lock").get(&key) {

@@ -373,6 +373,16 @@ mod tests {
     #[test]
     fn temporary_names_carry_the_pid() {
         assert_eq!(temporary_pid(".report.json.tmp.1234"), Some(1234));
+        assert_eq!(temporary_pid(".report.json.17.tmp.1234"), Some(1234));
+        // Two writers of one file in one process get different temporaries.
+        let p = Path::new("/d/report.json");
+        let (t1, t2) = (temporary_for(p), temporary_for(p));
+        assert_ne!(t1, t2);
+        let pid = std::process::id();
+        assert_eq!(
+            temporary_pid(&t1.file_name().unwrap().to_string_lossy()),
+            Some(pid)
+        );
         assert_eq!(temporary_pid(".a.tmp.b.tmp.7"), Some(7));
         assert_eq!(temporary_pid("report.json.tmp.1234"), None);
         assert_eq!(temporary_pid(".report.json.tmp."), None);

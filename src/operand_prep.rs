@@ -69,7 +69,7 @@ impl PrepPlan {
             .sum()
     }
 
-    /// Number of passes (kernel launches).
+    /// Number of passes (operands prepared; both run in one launch).
     pub fn passes(&self) -> u32 {
         self.a.is_some() as u32 + self.b.is_some() as u32
     }

@@ -25,14 +25,18 @@ pub fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
-/// The temporary sibling a write of `path` goes through: `.<name>.tmp.<pid>` in the same
-/// directory ([`crate::durable::clean_stale_temporaries`] removes those of dead processes).
+/// The temporary sibling a write of `path` goes through: `.<name>.<n>.tmp.<pid>` in the same
+/// directory, `n` counting this process's temporaries, so that threads writing the same file
+/// at once (two GPUs' tunes compiling one kernel variant into the cache) never share one
+/// ([`crate::durable::clean_stale_temporaries`] removes those of dead processes).
 pub fn temporary_for(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
-    parent_dir(path).join(format!(".{name}.tmp.{}", std::process::id()))
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    parent_dir(path).join(format!(".{name}.{n}.tmp.{}", std::process::id()))
 }
 
 /// Writes `bytes` to a new file at `tmp` and flushes it to the disk.

@@ -253,6 +253,14 @@ impl ParamLayout {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_kernels_fold_columns_in_chunks_of_chunk_rows() {
+        // The micro-batch invariance of the column sums and the host model's f32 order both
+        // assume kernels/step.cu's chunk is this module's.
+        let define = format!("#define STEP_CHUNK {CHUNK_ROWS}\n");
+        assert!(crate::step::kernels::STEP_SOURCE.contains(&define));
+    }
+
     pub(crate) fn config() -> StepConfig {
         StepConfig {
             dim: 768,

@@ -283,7 +283,7 @@ fn print_prep(
     passes: u32,
     bytes: u64,
 ) {
-    let predicted = crate::cost_model::CostModel::shipped()
+    let predicted = crate::cost_model::CostModel::shipped_ref()
         .predict(&opts.arch, schedule, &problem.shape, problem.layout)
         .terms
         .transpose_us;
