@@ -84,8 +84,13 @@ pub enum ConfigError {
          {CHUNK_ROWS} rows"
     )]
     MicroBatches { rows: usize, micro: usize },
-    #[error("{what} = {value} is above the kernels' 32-bit index limit")]
-    TooLarge { what: &'static str, value: usize },
+    #[error("{what} = {value} is above the step kernels' limit of {limit} ({why})")]
+    TooLarge {
+        what: &'static str,
+        value: usize,
+        limit: usize,
+        why: &'static str,
+    },
 }
 
 impl StepConfig {
@@ -148,14 +153,52 @@ impl StepConfig {
                 micro: self.micro_batches,
             });
         }
-        let limit = i32::MAX as usize;
-        for (what, value) in [
-            ("rows", rows),
-            ("rows × groups", rows * self.groups),
-            ("dim × hidden", self.dim * self.hidden),
+        let index = i32::MAX as usize;
+        // One warp per row (per (row, group)) indexed in 32 bits: 2^27 warps; grids at most
+        // 65,535 blocks high: 64-row column-sum chunks and 128-row FP32 GEMM tiles.
+        let warps = 1usize << 27;
+        let chunks = 65_535 * CHUNK_ROWS;
+        let tiles = 65_535 * 128;
+        for (what, value, limit, why) in [
+            ("rows", rows, index, "32-bit indices"),
+            (
+                "rows × groups",
+                rows * self.groups,
+                warps,
+                "one warp per row and group",
+            ),
+            (
+                "dim × hidden",
+                self.dim * self.hidden,
+                index,
+                "32-bit indices",
+            ),
+            (
+                "rows",
+                rows,
+                chunks,
+                "column sums: 65,535 chunks of 64 rows",
+            ),
+            (
+                "hidden",
+                self.hidden,
+                tiles,
+                "FP32 GEMM: 65,535 tiles of 128 rows",
+            ),
+            (
+                "dim",
+                self.dim,
+                tiles,
+                "FP32 GEMM: 65,535 tiles of 128 rows",
+            ),
         ] {
             if value > limit {
-                return Err(ConfigError::TooLarge { what, value });
+                return Err(ConfigError::TooLarge {
+                    what,
+                    value,
+                    limit,
+                    why,
+                });
             }
         }
         Ok(())
@@ -274,6 +317,38 @@ mod tests {
             seed: 1,
             micro_batches: 1,
         }
+    }
+
+    #[test]
+    fn sizes_the_kernels_cannot_index_are_refused_with_the_reason() {
+        let rows_too_many = StepConfig {
+            batch: 8192,
+            seq: 1024,
+            groups: 8,
+            ..config()
+        };
+        let e = rows_too_many.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("rows = 8388608") && e.contains("column sums"),
+            "{e}"
+        );
+        let groups_too_many = StepConfig {
+            batch: 4096,
+            seq: 1024,
+            groups: 64,
+            ..config()
+        };
+        let e = groups_too_many.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("rows × groups = 268435456") && e.contains("one warp"),
+            "{e}"
+        );
+        let largest = StepConfig {
+            batch: 4095,
+            seq: 1024,
+            ..config()
+        };
+        assert!(largest.validate().is_ok());
     }
 
     #[test]
