@@ -246,11 +246,33 @@ __device__ __forceinline__ float* forge_out_base(float* C, float* workspace, con
 }
 
 // ---------------------------------------------------------------------------------------------
+// Programmatic dependent launch (ABI.md "Launch order"). The host launches every GEMM, split-K
+// reduction and preparation pass with programmatic stream serialization, so the next kernel of
+// the stream may be scheduled while this one runs: each kernel signals that at once
+// (forge_pdl_allow_next) and waits for the previous grid to have completed, its memory visible,
+// before its first global access (forge_pdl_wait). What overlaps is launch latency and set-up
+// (barrier init, tensor-map prefetch), never a memory access. Without the launch attribute both
+// are no-ops.
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ void forge_pdl_allow_next() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void forge_pdl_wait() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
 // Split-K reduction: C[i] = ws[0·MN + i] + ws[1·MN + i] + ... added in split order.
 // Any 1-D launch works (grid-stride); 4-wide when MN % 4 == 0 (ws, C from cuMemAlloc).
 // ---------------------------------------------------------------------------------------------
 extern "C" __global__ void forge_splitk_reduce(const float* __restrict__ ws, float* __restrict__ C,
                                                int MN, int splits) {
+    forge_pdl_allow_next();
+    forge_pdl_wait();
     const long long stride = (long long)gridDim.x * blockDim.x;
     const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if ((MN & 3) == 0) {

@@ -134,6 +134,8 @@ forge_gemm(const float* __restrict__ A, const float* __restrict__ B, float* __re
     // nvcc does not macro-expand a #pragma unroll argument.)
     constexpr int KK_UNROLL = (FORGE_ROUND && THREADS * FORGE_MIN_BLOCKS >= 512 && BK == 16) ? 1 : BK / 8;
 
+    forge_pdl_allow_next();
+    forge_pdl_wait();  // the previous kernel's writes (A, B, C, workspace) are complete
     const int M = p.M, N = p.N, K = p.K;
     const int tid = threadIdx.x;
     const int lane = tid & 31, warp = tid >> 5;

@@ -38,6 +38,11 @@ extern "C" __global__ void __launch_bounds__(256)
 forge_operand_prep(const __grid_constant__ ForgePrepPass p0,
                    const __grid_constant__ ForgePrepPass p1) {
     using namespace forge_prep;
+    // Programmatic dependent launch (ABI.md "Launch order"; standalone unit, so spelled here).
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
     const ForgePrepPass& p = blockIdx.z == 0 ? p0 : p1;
     const float* __restrict__ in = p.in;
     float* __restrict__ out = p.out;
@@ -48,32 +53,52 @@ forge_operand_prep(const __grid_constant__ ForgePrepPass p0,
     const long long r0 = (long long)blockIdx.y * TILE_R;
     const long long c0 = (long long)blockIdx.x * TILE_C;
     if (r0 >= rows || c0 >= ld_out) return;
+    // Every load of a thread is issued before its first store (one memory latency per CTA,
+    // not one per row: small operands are latency-bound).
+    constexpr int LOADS_T = TILE_C / THREADS_Y;                            // 16
+    constexpr int ROWS_PER_THREAD = TILE_R / THREADS_Y;                    // 4
+    constexpr int COLS_PER_THREAD = TILE_C / THREADS_X;                    // 4
     if (p.transpose) {
         // Stored K × rows: input row c (a K index) holds output column c. Read 128 input rows
         // × 32 input columns, coalesced along r.
-        for (int i = ty; i < TILE_C; i += THREADS_Y) {
-            const long long c = c0 + i, r = r0 + tx;
-            tile[i][tx] = (c < cols && r < rows) ? in[c * ld_in + r] : 0.0f;
+        float v[LOADS_T];
+        const long long r = r0 + tx;
+#pragma unroll
+        for (int i = 0; i < LOADS_T; ++i) {
+            const long long c = c0 + ty + i * THREADS_Y;
+            v[i] = (c < cols && r < rows) ? in[c * ld_in + r] : 0.0f;
         }
+#pragma unroll
+        for (int i = 0; i < LOADS_T; ++i) tile[ty + i * THREADS_Y][tx] = v[i];
         __syncthreads();
         // Write 32 output rows × 128 columns, coalesced along c.
-        for (int i = ty; i < TILE_R; i += THREADS_Y) {
-            const long long r = r0 + i;
-            if (r >= rows) break;
 #pragma unroll
-            for (int j = 0; j < TILE_C / THREADS_X; ++j) {
+        for (int i = 0; i < ROWS_PER_THREAD; ++i) {
+            const long long r = r0 + ty + i * THREADS_Y;
+#pragma unroll
+            for (int j = 0; j < COLS_PER_THREAD; ++j) {
                 const long long c = c0 + j * THREADS_X + tx;
-                if (c < ld_out) out[r * ld_out + c] = tile[j * THREADS_X + tx][i];
+                if (r < rows && c < ld_out) out[r * ld_out + c] = tile[j * THREADS_X + tx][ty + i * THREADS_Y];
             }
         }
     } else {
-        for (int i = ty; i < TILE_R; i += THREADS_Y) {
-            const long long r = r0 + i;
-            if (r >= rows) break;
+        float v[ROWS_PER_THREAD][COLS_PER_THREAD];
 #pragma unroll
-            for (int j = 0; j < TILE_C / THREADS_X; ++j) {
+        for (int i = 0; i < ROWS_PER_THREAD; ++i) {
+            const long long r = r0 + ty + i * THREADS_Y;
+#pragma unroll
+            for (int j = 0; j < COLS_PER_THREAD; ++j) {
                 const long long c = c0 + j * THREADS_X + tx;
-                if (c < ld_out) out[r * ld_out + c] = c < cols ? in[r * ld_in + c] : 0.0f;
+                v[i][j] = (r < rows && c < cols) ? in[r * ld_in + c] : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < ROWS_PER_THREAD; ++i) {
+            const long long r = r0 + ty + i * THREADS_Y;
+#pragma unroll
+            for (int j = 0; j < COLS_PER_THREAD; ++j) {
+                const long long c = c0 + j * THREADS_X + tx;
+                if (r < rows && c < ld_out) out[r * ld_out + c] = v[i][j];
             }
         }
     }

@@ -23,7 +23,7 @@
 // Cluster 2: both CTAs share tn and take consecutive BM tiles; each loads half of B's box and
 // multicasts it to both, so empty[s] collects both CTAs' consumer warps.
 //
-// Valid configurations: BK = 32; BM/WG ∈ {64, 128}; BN ∈ {64, 96, 128, 160, 168, 192, 224, 256};
+// Valid configurations: BK = 32; BM/WG ∈ {64, 128}; BN ∈ {64, 96, 112, 128, 160, 168, 192, 224, 256};
 // (BM/WG)·BN/128 ≤ 128 accumulators per thread; CLUSTER 2 needs BN/2 % 8 == 0. Host-side notes:
 // cluster 2 is a compile-time __cluster_dims__ (a plain launch works, grid a multiple of 2); the
 // mbarriers live in static shared memory (16·STAGES bytes, 24·STAGES with the producer-form
@@ -59,8 +59,8 @@
 // writes its accumulators 16 rows × 32 columns at a time into a private shared-memory buffer
 // and stores them with 16-byte coalesced st.global.v4 (full 128-byte lines) instead of the
 // 8-byte fragment-order stores (8 rows × 32 B per instruction): 4× fewer store transactions.
-// Same values, same bits. Used where the buffers fit beside the stages, on full tiles with
-// N % 4 == 0; elsewhere the direct stores run.
+// Same values, same bits. Used where the buffers fit beside the stages and BN is a multiple of
+// 32, on full tiles with N % 4 == 0; elsewhere the direct stores run.
 #ifndef FORGE_EPILOGUE_STAGED
 #define FORGE_EPILOGUE_STAGED 0
 #endif
@@ -83,7 +83,7 @@
 // 232448 B: the sm_90 opt-in limit (227 KB) for static + dynamic shared memory; the dynamic
 // part is ABI.md's STAGES·STAGE_BYTES + 1024, the static part the barriers and the buffers.
 #define FWG_EPI_STAGED                                                                         \
-    (FORGE_EPILOGUE_STAGED &&                                                                  \
+    (FORGE_EPILOGUE_STAGED && FWG_BN % FWG_EPI_COLS == 0 &&                                    \
      FWG_ST * FWG_STAGE_BYTES + 1024 + FWG_EPI_BYTES + 24 * FWG_ST + 64 <= 232448)
 
 static_assert(FORGE_BK == 32, "wgmma_tf32: BK must be 32 (32 f32 = one 128-byte swizzle row)");
@@ -476,6 +476,8 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
     }
     __syncthreads();
     fwg_cluster_sync();  // the peer's barriers exist before any remote arrive or multicast
+    forge_pdl_allow_next();
+    forge_pdl_wait();  // the previous kernel's writes (A, B, C, workspace) are complete
 
     const int splits = forge_splits(p);
 

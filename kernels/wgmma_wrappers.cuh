@@ -10,9 +10,9 @@
 #ifndef FORGE_WGMMA_WRAPPERS_CUH
 #define FORGE_WGMMA_WRAPPERS_CUH
 
-// N values with a wrapper: 64, 96, 128, 160, 168, 192, 224, 256.
+// N values with a wrapper: 64, 96, 112, 128, 160, 168, 192, 224, 256.
 __host__ __device__ constexpr bool forge_wgmma_has_n(int n) {
-    return n == 64 || n == 96 || n == 128 || n == 160 || n == 168 || n == 192 || n == 224 || n == 256;
+    return n == 64 || n == 96 || n == 112 || n == 128 || n == 160 || n == 168 || n == 192 || n == 224 || n == 256;
 }
 
 // ---- tf32_ss: wgmma.mma_async m64nNk8.f32.tf32.tf32: f32 += tf32 · tf32, A and B from shared memory (K-major descriptors)
@@ -47,6 +47,26 @@ __device__ __forceinline__ void forge_wgmma_tf32_ss_n96(float* d, unsigned long 
           "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
           "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
           "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+        : "l"(da), "l"(db), "r"(1));
+}
+__device__ __forceinline__ void forge_wgmma_tf32_ss_n112(float* d, unsigned long long da, unsigned long long db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n112k8.f32.tf32.tf32 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55"
+        "}, %56, %57, p, 1, 1;\n}\n"
+        :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
         : "l"(da), "l"(db), "r"(1));
 }
 __device__ __forceinline__ void forge_wgmma_tf32_ss_n128(float* d, unsigned long long da, unsigned long long db) {
@@ -217,6 +237,7 @@ __device__ __forceinline__ void forge_wgmma_tf32_ss(float* d, unsigned long long
     static_assert(forge_wgmma_has_n(N), "forge_wgmma_tf32_ss: no wrapper for this N (src/kernel_gen.rs)");
     if constexpr (N == 64) forge_wgmma_tf32_ss_n64(d, da, db);
     else if constexpr (N == 96) forge_wgmma_tf32_ss_n96(d, da, db);
+    else if constexpr (N == 112) forge_wgmma_tf32_ss_n112(d, da, db);
     else if constexpr (N == 128) forge_wgmma_tf32_ss_n128(d, da, db);
     else if constexpr (N == 160) forge_wgmma_tf32_ss_n160(d, da, db);
     else if constexpr (N == 168) forge_wgmma_tf32_ss_n168(d, da, db);

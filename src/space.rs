@@ -16,9 +16,15 @@ pub const TILES: [(u32, u32); 6] = [
     (256, 128),
 ];
 /// Extra wgmma tiles: N steps of 8 let the tile count fit the SM count on skinny,
-/// memory-bound shapes (128×168 gives 128 tiles at N = 21504).
-pub const WGMMA_EXTRA_TILES: [(u32, u32); 5] =
-    [(128, 96), (128, 160), (128, 168), (128, 192), (128, 224)];
+/// memory-bound shapes (128×168 gives 128 tiles at N = 21504, 128×112 at N = 14336).
+pub const WGMMA_EXTRA_TILES: [(u32, u32); 6] = [
+    (128, 96),
+    (128, 112),
+    (128, 160),
+    (128, 168),
+    (128, 192),
+    (128, 224),
+];
 pub const GROUPS: [u32; 5] = [1, 2, 4, 8, 16];
 pub const SPLITS: [u32; 3] = [1, 2, 4];
 /// Accumulators per thread above which a tile's registers spill (255 registers per thread,
@@ -34,8 +40,8 @@ struct FamilyOptions {
     clusters: &'static [u32],
 }
 
-const WGMMA_TILES: [(u32, u32); 11] = {
-    let mut all = [(0, 0); 11];
+const WGMMA_TILES: [(u32, u32); 12] = {
+    let mut all = [(0, 0); 12];
     let mut i = 0;
     while i < TILES.len() {
         all[i] = TILES[i];

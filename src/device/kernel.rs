@@ -273,7 +273,8 @@ impl LoadedVariant {
     }
 }
 
-/// Launches `func` on a 1-D grid: [`launch_raw`] with one dimension.
+/// Launches one of forge's GEMM kernels (or the split-K reduction) on a 1-D grid:
+/// [`launch_raw`] with one dimension, programmatically ordered.
 ///
 /// # Safety
 /// As [`launch_raw`].
@@ -286,11 +287,42 @@ unsafe fn launch_1d(
     args: &mut [*mut c_void],
 ) -> Result<(), DeviceError> {
     // Safety: the caller's guarantees.
-    unsafe { launch_raw(func, (grid, 1, 1), (block, 1, 1), smem, stream, args) }
+    unsafe {
+        launch_raw(
+            func,
+            (grid, 1, 1),
+            (block, 1, 1),
+            smem,
+            stream,
+            args,
+            LaunchOrder::Programmatic,
+        )
+    }
+}
+
+/// How a launch orders itself after the previous work of its stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchOrder {
+    /// Plain stream order: the kernel starts once everything before it has completed.
+    Serial,
+    /// Programmatic dependent launch (`kernels/ABI.md` "Launch order"): the kernel may be
+    /// scheduled while the previous one runs (once that one allows it) and waits in
+    /// `griddepcontrol.wait` for its completion before any global access. Only for kernels
+    /// that execute that wait: forge's GEMMs, split-K reduction and operand preparation.
+    /// `FORGE_PDL=0` in the environment turns it into [`LaunchOrder::Serial`] everywhere.
+    Programmatic,
+}
+
+impl LaunchOrder {
+    /// Whether programmatic launches are enabled (`FORGE_PDL` unset or not `0`), read once.
+    fn programmatic_enabled() -> bool {
+        static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ENABLED.get_or_init(|| std::env::var("FORGE_PDL").map_or(true, |v| v.trim() != "0"))
+    }
 }
 
 /// Launches `func` on a `grid` of `block`-shaped blocks with `smem` bytes of dynamic shared
-/// memory. Raw (`cuLaunchKernelEx`): the hot path of every dispatched GEMM, where cudarc's
+/// memory, ordered after the stream's previous work as `order` says. Raw (`cuLaunchKernelEx`): the hot path of every dispatched GEMM, where cudarc's
 /// launch builder would allocate its argument list per launch, and a tensor map is a
 /// 128-byte by-value parameter; the operand preparation and the step's kernels (launched
 /// inside a captured graph) use it too.
@@ -306,7 +338,17 @@ pub unsafe fn launch_raw(
     smem: u32,
     stream: sys::CUstream,
     args: &mut [*mut c_void],
+    order: LaunchOrder,
 ) -> Result<(), DeviceError> {
+    // Safety (of the zeroed value): a plain C union of integers and arrays.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut programmatic = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let with_attribute = order == LaunchOrder::Programmatic && LaunchOrder::programmatic_enabled();
     let config = sys::CUlaunchConfig {
         gridDimX: grid.0,
         gridDimY: grid.1,
@@ -316,8 +358,12 @@ pub unsafe fn launch_raw(
         blockDimZ: block.2,
         sharedMemBytes: smem,
         hStream: stream,
-        attrs: std::ptr::null_mut(),
-        numAttrs: 0,
+        attrs: if with_attribute {
+            &mut programmatic
+        } else {
+            std::ptr::null_mut()
+        },
+        numAttrs: with_attribute as u32,
     };
     // Safety: the caller's guarantees.
     unsafe {

@@ -3,7 +3,7 @@
 
 use super::buffers::DeviceBuffer;
 use super::cache::KernelCache;
-use super::kernel::launch_raw;
+use super::kernel::{LaunchOrder, launch_raw};
 use super::{DeviceError, Gpu};
 use crate::operand_prep::{OperandPrep, PrepPlan};
 use cudarc::driver::{CudaFunction, CudaModule, CudaStream, sys};
@@ -109,7 +109,17 @@ impl PrepKernel {
         // Safety: `args` match `forge_operand_prep(ForgePrepPass, ForgePrepPass)`; the caller
         // vouches for the rest.
         let grid = (grid_x, grid_y, passes.len() as u32);
-        unsafe { launch_raw(&self.func, grid, (32, 8, 1), 0, stream, &mut args) }?;
+        unsafe {
+            launch_raw(
+                &self.func,
+                grid,
+                (32, 8, 1),
+                0,
+                stream,
+                &mut args,
+                LaunchOrder::Programmatic,
+            )
+        }?;
         Ok(())
     }
 }

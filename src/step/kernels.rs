@@ -4,7 +4,7 @@
 //! every launch can be captured into a CUDA graph.
 
 use crate::device::cache::KernelCache;
-use crate::device::kernel::launch_raw;
+use crate::device::kernel::{LaunchOrder, launch_raw};
 use crate::device::{DeviceError, Gpu};
 use crate::step::model::CHUNK_ROWS;
 use cudarc::driver::{CudaFunction, CudaModule, sys};
@@ -72,7 +72,17 @@ unsafe fn launch(
 ) -> Result<(), DeviceError> {
     let grid = (grid.0.max(1), grid.1.max(1), 1);
     // Safety: the caller's guarantees.
-    unsafe { launch_raw(func, grid, (THREADS, 1, 1), 0, stream, args) }
+    unsafe {
+        launch_raw(
+            func,
+            grid,
+            (THREADS, 1, 1),
+            0,
+            stream,
+            args,
+            LaunchOrder::Serial,
+        )
+    }
 }
 
 fn blocks_for_warps(warps: usize) -> u32 {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 4's closing device call, after merging every branch, from a flat folder holding
 # forge, gpu_tests, gpu_layouts_tests, step-tests, sm_90a-h200.toml, tests/device/step*.sh|py
-# and multi_gpu.sh (tests/device/build_session4_final.sh assembles it). In priority order,
+# and multi_gpu.sh (`bash tests/device/build_drop.sh devdrop/final session4_final.sh multi_gpu.sh` assembles it). In priority order,
 # each part under its own time limit:
 #   1. forge step's speed against PyTorch (eager, torch.compile; TF32 and FP32)
 #   2. --gpus all against the default (one GPU here: the same run) — issue #16

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# CPU machine: builds the release binaries and assembles a flat folder for one device call:
+# forge, the GPU test binaries (gpu_tests, gpu_layouts_tests, step-tests), the shipped profile,
+# the step scripts and the device scripts named on the command line. Carry the folder and run
+# e.g. `cd devdrop/s5a && bash session5_probe.sh`. A kernel cache already in DEST is kept.
+#   bash tests/device/build_drop.sh DEST script.sh [script.sh …]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DEST=${1:?usage: build_drop.sh DEST script.sh ...}; shift
+cargo build --release
+source tests/device/test_binary.sh
+T=${CARGO_TARGET_DIR:-target}/release
+mkdir -p "$DEST"
+find "$DEST" -maxdepth 1 -type f -delete
+cp "$T/forge" "$DEST/forge"
+cp "$(test_binary gpu)" "$DEST/gpu_tests"
+cp "$(test_binary gpu_layouts)" "$DEST/gpu_layouts_tests"
+cp "$(test_binary step)" "$DEST/step-tests"
+cp profiles/sm_90a-h200.toml tests/device/step.sh tests/device/step_*.py tests/device/worker_job.sh \
+  "$DEST/"
+for s in "$@"; do cp "tests/device/$s" "$DEST/"; done
+du -sh "$DEST"
