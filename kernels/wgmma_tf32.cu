@@ -55,14 +55,15 @@
 #ifndef FORGE_DIAG_NO_EPILOGUE
 #define FORGE_DIAG_NO_EPILOGUE 0
 #endif
-// Staged epilogue (FORGE_EPILOGUE_STAGED 1, experimental, off by default): each consumer warp
+// Staged epilogue (FORGE_EPILOGUE_STAGED, 1 by default since 2026-12-03: +1–7% measured on the
+// H200, reports/2026-12-03-h200-session5-probe; 0 keeps the direct stores): each consumer warp
 // writes its accumulators 16 rows × 32 columns at a time into a private shared-memory buffer
 // and stores them with 16-byte coalesced st.global.v4 (full 128-byte lines) instead of the
 // 8-byte fragment-order stores (8 rows × 32 B per instruction): 4× fewer store transactions.
 // Same values, same bits. Used where the buffers fit beside the stages and BN is a multiple of
 // 32, on full tiles with N % 4 == 0; elsewhere the direct stores run.
 #ifndef FORGE_EPILOGUE_STAGED
-#define FORGE_EPILOGUE_STAGED 0
+#define FORGE_EPILOGUE_STAGED 1
 #endif
 
 #define FWG_BM FORGE_BM

@@ -15,7 +15,7 @@ use crate::kernel_source::KernelVariant;
 use crate::operand_prep::PrepPlan;
 use crate::problem::Problem;
 use crate::profile::{Profile, Rule, Selection};
-use crate::schedule::{Dtype, Layout};
+use crate::schedule::{Dtype, LaunchOrder, Layout, Schedule};
 use crate::shape::Shape;
 use crate::tune::first_use::{self, TunedCache};
 use cudarc::driver::{CudaStream, sys};
@@ -75,7 +75,7 @@ pub struct Dispatcher {
     prep: Mutex<Option<Arc<PrepKernel>>>,
     plans: RwLock<HashMap<PlanKey, Plan>>,
     /// The schedule chosen per shape (the model rule costs ~20 µs; plans are per operands).
-    chosen: RwLock<HashMap<Problem, crate::schedule::Schedule>>,
+    chosen: RwLock<HashMap<Problem, (Schedule, LaunchOrder)>>,
     /// Tuning on first use ([`first_use`]): the cache file and the budget per shape; `None`
     /// when off (the default).
     first_use: Option<Mutex<(TunedCache, Duration)>>,
@@ -158,7 +158,8 @@ impl Dispatcher {
     /// The schedule a problem gets: the profile's exact entry; else, with tuning on first use
     /// (TN problems), the cache file's choice or a fresh brief tune (appended to the file);
     /// else the profile's rule. Remembered per problem: the model rule is not free.
-    fn choose(&self, problem: &Problem) -> Result<crate::schedule::Schedule, DeviceError> {
+    /// The schedule for `problem` and how to launch it.
+    fn choose(&self, problem: &Problem) -> Result<(Schedule, LaunchOrder), DeviceError> {
         if let Some(s) = self.chosen.read().expect("lock").get(problem) {
             return Ok(*s);
         }
@@ -167,19 +168,20 @@ impl Dispatcher {
         Ok(s)
     }
 
-    fn choose_uncached(&self, problem: &Problem) -> Result<crate::schedule::Schedule, DeviceError> {
+    fn choose_uncached(&self, problem: &Problem) -> Result<(Schedule, LaunchOrder), DeviceError> {
         let sel = self.selection_for(problem);
         let Some(first_use) = &self.first_use else {
-            return Ok(sel.schedule);
+            return Ok((sel.schedule, sel.launch));
         };
         if matches!(sel.rule, Rule::Exact { .. }) || problem.layout != Layout::Tn {
-            return Ok(sel.schedule);
+            return Ok((sel.schedule, sel.launch));
         }
         let problem = *problem;
         let mut guard = first_use.lock().expect("lock");
         let (cache, budget) = &mut *guard;
+        // First-use tuning times its candidates launched programmatically.
         if let Some(s) = cache.get(&problem) {
-            return Ok(s);
+            return Ok((s, LaunchOrder::Programmatic));
         }
         let arch = self
             .gpu
@@ -192,7 +194,7 @@ impl Dispatcher {
             // The choice stands for this process; only its persistence failed.
             eprintln!("forge: tune on first use: {e:#}");
         }
-        Ok(entry.schedule)
+        Ok((entry.schedule, LaunchOrder::Programmatic))
     }
 
     /// The profile it follows.
@@ -378,7 +380,7 @@ impl Dispatcher {
             )));
         }
         let shape = Shape::new(m, n, k);
-        let schedule = self.choose(&Problem::new(self.dtype, layout, shape))?;
+        let (schedule, launch) = self.choose(&Problem::new(self.dtype, layout, shape))?;
         if schedule.split_k > 1 {
             return Err(DeviceError::Other(format!(
                 "{schedule} splits K; a bit-exact profile never chooses it"
@@ -391,18 +393,18 @@ impl Dispatcher {
         let operands = if prep_plan.is_empty() {
             None
         } else {
-            Some((
-                self.prep_kernel()?,
-                PreparedOperands::new(&self.gpu, prep_plan)?,
-            ))
+            let mut ops = PreparedOperands::new(&self.gpu, prep_plan)?;
+            ops.order = launch;
+            Some((self.prep_kernel()?, ops))
         };
-        let prepared = match &operands {
+        let mut prepared = match &operands {
             None => kernel.prepare(&schedule, &shape, a, b)?,
             Some((_, ops)) => {
                 let ((pa, pb), (lda, ldb)) = (ops.operands(a, b), ops.strides(k));
                 kernel.prepare_strided(&schedule, &shape, (pa, lda), (pb, ldb))?
             }
         };
+        prepared.order = launch;
         let workspace = match prepared.workspace_words {
             0 => None,
             words => Some(DeviceBuffer::new(&self.gpu.ctx, words as usize)?),

@@ -41,7 +41,7 @@ use crate::arch::Arch;
 use crate::contract::Contract;
 use crate::cost_model::CostModel;
 use crate::problem::Problem;
-use crate::schedule::{Dtype, Layout, Schedule};
+use crate::schedule::{Dtype, LaunchOrder, Layout, Schedule};
 use crate::shape::{MAX_DIM, Shape};
 use crate::space;
 use crate::util::{
@@ -128,6 +128,14 @@ pub struct Entry {
     /// The next best schedules (gate-passing when measured), best first.
     #[serde(default)]
     pub runners_up: Vec<String>,
+    /// How the dispatcher launches the schedule (the order the tuner measured faster; the bits
+    /// are the same either way). Absent (serial) in profiles written before it existed.
+    #[serde(default, skip_serializing_if = "is_serial")]
+    pub launch: LaunchOrder,
+}
+
+fn is_serial(order: &LaunchOrder) -> bool {
+    *order == LaunchOrder::Serial
 }
 
 impl Entry {
@@ -152,6 +160,7 @@ impl Entry {
             cublas_tflops: None,
             ratio_vs_cublas: None,
             burst_ratio_vs_cublas: None,
+            launch: LaunchOrder::Serial,
             gate: Gate::Unverified,
             runners_up: vec![],
         }
@@ -396,6 +405,9 @@ pub enum Rule {
 pub struct Selection {
     pub schedule: Schedule,
     pub rule: Rule,
+    /// The exact entry's launch order; serial for every other rule (no measurement says
+    /// the programmatic launch is faster for that shape).
+    pub launch: LaunchOrder,
 }
 
 type Key = Problem;
@@ -745,6 +757,7 @@ impl Profile {
             return Selection {
                 schedule: self.schedules[entry],
                 rule: Rule::Exact { entry },
+                launch: self.entries[entry].launch,
             };
         }
         self.select_by_model(problem, CostModel::shipped_ref(), &self.arch)
@@ -778,11 +791,13 @@ impl Profile {
                         predicted_us,
                         candidates,
                     },
+                    launch: LaunchOrder::Serial,
                 }
             }
             _ => Selection {
                 schedule: canonical,
                 rule: Rule::Canonical,
+                launch: LaunchOrder::Serial,
             },
         }
     }
@@ -800,6 +815,7 @@ impl Profile {
             return Selection {
                 schedule: self.schedules[entry],
                 rule: Rule::Exact { entry },
+                launch: self.entries[entry].launch,
             };
         }
         let wanted = log_dims(shape);
@@ -820,10 +836,12 @@ impl Profile {
                     entry,
                     distance: d2.sqrt(),
                 },
+                launch: LaunchOrder::Serial,
             },
             None => Selection {
                 schedule: Schedule::canonical(dtype),
                 rule: Rule::Canonical,
+                launch: LaunchOrder::Serial,
             },
         }
     }
@@ -888,6 +906,36 @@ pub(crate) mod tests {
         );
         let err = Profile::parse(&bad, "x.toml").unwrap_err().to_string();
         assert!(err.contains("burst_ratio_vs_cublas = -1"), "{err}");
+    }
+
+    #[test]
+    fn the_launch_order_is_the_exact_entrys_and_serial_otherwise() {
+        let mut p = sample();
+        let text = p.to_toml();
+        assert!(!text.contains("launch"), "{text}");
+        p.entries[0].launch = LaunchOrder::Programmatic;
+        let text = p.to_toml();
+        assert!(text.contains(r#"launch = "programmatic""#), "{text}");
+        let back = Profile::parse(&text, "x.toml").unwrap();
+        assert_eq!(back.entries[0].launch, LaunchOrder::Programmatic);
+        assert_eq!(back.entries[1].launch, LaunchOrder::Serial);
+        let tn = |m, n, k| Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(m, n, k));
+        assert_eq!(
+            back.select(&tn(4096, 4096, 4096)).launch,
+            LaunchOrder::Programmatic
+        );
+        assert_eq!(back.select(&tn(512, 512, 512)).launch, LaunchOrder::Serial);
+        assert_eq!(
+            back.select(&tn(4000, 4096, 4096)).launch,
+            LaunchOrder::Serial
+        );
+        assert_eq!(
+            back.select_nearest(&tn(4000, 4096, 4096)).launch,
+            LaunchOrder::Serial
+        );
+        let bad = text.replace(r#"launch = "programmatic""#, r#"launch = "eager""#);
+        let err = Profile::parse(&bad, "x.toml").unwrap_err().to_string();
+        assert!(err.contains("eager"), "{err}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! Pure data; the plots and summaries read it back on any machine.
 
 use crate::problem::Problem;
-use crate::schedule::{self, Schedule};
+use crate::schedule::{self, LaunchOrder, Schedule};
 use serde::{Deserialize, Serialize};
 
 /// Where and how the numbers were taken.
@@ -198,6 +198,9 @@ pub struct ShapeReport {
 pub struct HeadToHead {
     #[serde(with = "schedule::by_name")]
     pub schedule: Schedule,
+    /// How the schedule was launched (absent in reports of older builds: serially).
+    #[serde(default)]
+    pub launch: LaunchOrder,
     /// The sustained regime (long stretches of back-to-back launches at the power-limited
     /// clock, what a training step sees): the ratio the profile and the parity table report.
     pub own: Measurement,
@@ -377,11 +380,25 @@ mod tests {
         };
         HeadToHead {
             schedule: finalist(name),
+            launch: LaunchOrder::Programmatic,
             own: m(own),
             cublas: m(cublas),
             rounds: 6,
             burst: None,
         }
+    }
+
+    #[test]
+    fn head_to_heads_of_older_reports_launched_serially() {
+        let h = h2h("a", 100.0, 103.0);
+        let text = serde_json::to_string(&h).unwrap();
+        assert!(text.contains(r#""launch":"programmatic""#), "{text}");
+        let old = text.replace(r#""launch":"programmatic","#, "");
+        assert_ne!(old, text);
+        let back: HeadToHead = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.launch, LaunchOrder::Serial);
+        let back: HeadToHead = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.launch, LaunchOrder::Programmatic);
     }
 
     #[test]

@@ -60,6 +60,37 @@ impl fmt::Display for Dtype {
     }
 }
 
+/// How a GEMM launch orders itself after the previous kernel of its stream (`kernels/ABI.md`
+/// "Launch order"). Not part of the schedule: the same kernel, the same bits; the tuner times
+/// the finalists both ways and the profile records the faster per shape.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LaunchOrder {
+    /// Plain stream order: the kernel starts once everything before it has completed (what
+    /// every profile written before launch orders existed measured).
+    #[default]
+    Serial,
+    /// Programmatic dependent launch: the kernel may be scheduled while the previous one runs
+    /// and waits (`griddepcontrol.wait`) for its completion before any global access, so its
+    /// launch latency and set-up overlap the previous kernel's tail.
+    Programmatic,
+}
+
+impl LaunchOrder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LaunchOrder::Serial => "serial",
+            LaunchOrder::Programmatic => "programmatic",
+        }
+    }
+}
+
+impl fmt::Display for LaunchOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Operand layouts. forge's kernels take A M×K row-major and B N×K row-major ("TN");
 /// other layouts are priced as a transpose of the operand plus the GEMM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -10,6 +10,7 @@ use crate::analysis::parity::{geometric_mean, parity_row};
 use crate::analysis::tflops;
 use crate::analysis::verdicts::{self, verdict_counts};
 use crate::report::{Measurement, RunReport, Status};
+use crate::schedule::LaunchOrder;
 use crate::shape::Shape;
 use std::fmt::Write;
 
@@ -83,18 +84,40 @@ fn parity(md: &mut String, report: &RunReport) {
     );
     let _ = writeln!(md, "|---|---|---|---|---:|---:|---:|---:|---:|---:|");
     let (mut ratios, mut bursts) = (Vec::new(), Vec::new());
+    // The lowest ratio of each regime and its shape.
+    type Lowest = Option<(f64, Shape)>;
+    let (mut worst, mut worst_burst): (Lowest, Lowest) = (None, None);
+    let lower = |w: &mut Lowest, r: f64, shape: Shape| {
+        if w.is_none_or(|(b, _)| r < b) {
+            *w = Some((r, shape));
+        }
+    };
     for s in &report.shapes {
         let row = parity_row(s);
         ratios.extend(row.ratio);
         let burst = s.head_to_head.as_ref().and_then(|h| h.burst_ratio());
         bursts.extend(burst);
+        if let Some(r) = row.ratio {
+            lower(&mut worst, r, s.problem.shape);
+        }
+        if let Some(r) = burst {
+            lower(&mut worst_burst, r, s.problem.shape);
+        }
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             s.problem.shape,
             s.problem.dtype,
             s.problem.layout.as_str(),
-            row.schedule.map_or(NONE.to_string(), |s| code(&s.name())),
+            row.schedule.map_or(NONE.to_string(), |sc| {
+                let launch = s.head_to_head.as_ref().map(|h| h.launch);
+                match launch {
+                    Some(LaunchOrder::Programmatic) => {
+                        format!("{} (programmatic)", code(&sc.name()))
+                    }
+                    _ => code(&sc.name()),
+                }
+            }),
             us(row.own),
             tf(&s.problem.shape, row.own),
             us(row.cublas),
@@ -106,15 +129,17 @@ fn parity(md: &mut String, report: &RunReport) {
     if let Some(mean) = geometric_mean(&ratios) {
         let _ = writeln!(
             md,
-            "\nGeometric mean ratio over {} shape(s): {mean:.3}.",
-            ratios.len()
+            "\nGeometric mean ratio over {} shape(s): {mean:.3}{}.",
+            ratios.len(),
+            worst.map_or(String::new(), |(r, s)| format!("; lowest {r:.3} at {s}"))
         );
     }
     if let Some(mean) = geometric_mean(&bursts) {
         let _ = writeln!(
             md,
-            "Burst regime: geometric mean {mean:.3} over {} shape(s).",
-            bursts.len()
+            "Burst regime: geometric mean {mean:.3} over {} shape(s){}.",
+            bursts.len(),
+            worst_burst.map_or(String::new(), |(r, s)| format!("; lowest {r:.3} at {s}"))
         );
     }
     md.push('\n');

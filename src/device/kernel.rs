@@ -3,6 +3,7 @@
 use super::nvrtc::Compiled;
 use super::{DeviceError, Gpu};
 use crate::kernel_source::{GEMM_ENTRY, KernelVariant, SPLITK_REDUCE_ENTRY};
+pub use crate::schedule::LaunchOrder;
 use crate::schedule::{Family, Raster, Schedule};
 use crate::shape::Shape;
 use cudarc::driver::{CudaFunction, CudaModule, CudaStream, sys};
@@ -37,6 +38,9 @@ pub struct Prepared {
     pub maps: Option<(TensorMap, TensorMap)>,
     pub a: u64,
     pub b: u64,
+    /// How the launch orders itself after the stream's previous kernel (programmatic unless
+    /// the caller says otherwise: a profile entry records the order it measured faster).
+    pub order: LaunchOrder,
     /// f32 words of workspace the launch needs (`Schedule::workspace_words`).
     pub workspace_words: u64,
 }
@@ -175,6 +179,7 @@ impl LoadedVariant {
             maps,
             a,
             b,
+            order: LaunchOrder::Programmatic,
             workspace_words: schedule.workspace_words(shape, self.resident_ctas),
         })
     }
@@ -238,6 +243,7 @@ impl LoadedVariant {
                 self.smem,
                 stream,
                 &mut args,
+                p.order,
             )
         }?;
         if p.params.splits > 1 {
@@ -268,13 +274,23 @@ impl LoadedVariant {
             &mut splits as *mut i32 as *mut c_void,
         ];
         // Safety: `args` match the reduction's signature; the caller vouches for `stream`.
-        unsafe { launch_1d(&self.reduce, blocks, REDUCE_THREADS, 0, stream, &mut args) }?;
+        unsafe {
+            launch_1d(
+                &self.reduce,
+                blocks,
+                REDUCE_THREADS,
+                0,
+                stream,
+                &mut args,
+                p.order,
+            )
+        }?;
         Ok(())
     }
 }
 
 /// Launches one of forge's GEMM kernels (or the split-K reduction) on a 1-D grid:
-/// [`launch_raw`] with one dimension, programmatically ordered.
+/// [`launch_raw`] with one dimension.
 ///
 /// # Safety
 /// As [`launch_raw`].
@@ -285,44 +301,23 @@ unsafe fn launch_1d(
     smem: u32,
     stream: sys::CUstream,
     args: &mut [*mut c_void],
+    order: LaunchOrder,
 ) -> Result<(), DeviceError> {
     // Safety: the caller's guarantees.
-    unsafe {
-        launch_raw(
-            func,
-            (grid, 1, 1),
-            (block, 1, 1),
-            smem,
-            stream,
-            args,
-            LaunchOrder::Programmatic,
-        )
-    }
+    unsafe { launch_raw(func, (grid, 1, 1), (block, 1, 1), smem, stream, args, order) }
 }
 
-/// How a launch orders itself after the previous work of its stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LaunchOrder {
-    /// Plain stream order: the kernel starts once everything before it has completed.
-    Serial,
-    /// Programmatic dependent launch (`kernels/ABI.md` "Launch order"): the kernel may be
-    /// scheduled while the previous one runs (once that one allows it) and waits in
-    /// `griddepcontrol.wait` for its completion before any global access. Only for kernels
-    /// that execute that wait: forge's GEMMs, split-K reduction and operand preparation.
-    /// `FORGE_PDL=0` in the environment turns it into [`LaunchOrder::Serial`] everywhere.
-    Programmatic,
-}
-
-impl LaunchOrder {
-    /// Whether programmatic launches are enabled (`FORGE_PDL` unset or not `0`), read once.
-    fn programmatic_enabled() -> bool {
-        static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *ENABLED.get_or_init(|| std::env::var("FORGE_PDL").map_or(true, |v| v.trim() != "0"))
-    }
+/// Whether programmatic launches are allowed at all: `FORGE_PDL=0` in the environment turns
+/// every [`LaunchOrder::Programmatic`] launch into a serial one (read once).
+fn programmatic_allowed() -> bool {
+    static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ALLOWED.get_or_init(|| std::env::var("FORGE_PDL").map_or(true, |v| v.trim() != "0"))
 }
 
 /// Launches `func` on a `grid` of `block`-shaped blocks with `smem` bytes of dynamic shared
-/// memory, ordered after the stream's previous work as `order` says. Raw (`cuLaunchKernelEx`): the hot path of every dispatched GEMM, where cudarc's
+/// memory, ordered after the stream's previous work as `order` says: programmatic only for
+/// kernels that execute `griddepcontrol.wait` before any global access (forge's GEMMs, split-K
+/// reduction and operand preparation; `kernels/ABI.md` "Launch order"). Raw (`cuLaunchKernelEx`): the hot path of every dispatched GEMM, where cudarc's
 /// launch builder would allocate its argument list per launch, and a tensor map is a
 /// 128-byte by-value parameter; the operand preparation and the step's kernels (launched
 /// inside a captured graph) use it too.
@@ -348,7 +343,7 @@ pub unsafe fn launch_raw(
         pad: [0; 4],
         value,
     };
-    let with_attribute = order == LaunchOrder::Programmatic && LaunchOrder::programmatic_enabled();
+    let with_attribute = order == LaunchOrder::Programmatic && programmatic_allowed();
     let config = sys::CUlaunchConfig {
         gridDimX: grid.0,
         gridDimY: grid.1,

@@ -29,6 +29,8 @@ pub struct PreparedOperands {
     pub plan: PrepPlan,
     a: Option<DeviceBuffer>,
     b: Option<DeviceBuffer>,
+    /// How the passes' launch orders itself (the GEMM's order, which the caller sets).
+    pub order: LaunchOrder,
 }
 
 impl PrepKernel {
@@ -53,7 +55,13 @@ impl PrepKernel {
         dst: u64,
     ) -> Result<(), DeviceError> {
         // Safety: a cudarc stream is a live stream of its context.
-        unsafe { self.launch_raw(stream.cu_stream(), &[(prep, src, dst)]) }
+        unsafe {
+            self.launch_raw(
+                stream.cu_stream(),
+                &[(prep, src, dst)],
+                LaunchOrder::Programmatic,
+            )
+        }
     }
 
     /// Runs one or two passes `(prep, src, dst)` in one launch on a raw driver stream.
@@ -66,6 +74,7 @@ impl PrepKernel {
         &self,
         stream: sys::CUstream,
         passes: &[(&OperandPrep, u64, u64)],
+        order: LaunchOrder,
     ) -> Result<(), DeviceError> {
         let pass = |&(p, src, dst): &(&OperandPrep, u64, u64)| PrepPass {
             src,
@@ -109,17 +118,7 @@ impl PrepKernel {
         // Safety: `args` match `forge_operand_prep(ForgePrepPass, ForgePrepPass)`; the caller
         // vouches for the rest.
         let grid = (grid_x, grid_y, passes.len() as u32);
-        unsafe {
-            launch_raw(
-                &self.func,
-                grid,
-                (32, 8, 1),
-                0,
-                stream,
-                &mut args,
-                LaunchOrder::Programmatic,
-            )
-        }?;
+        unsafe { launch_raw(&self.func, grid, (32, 8, 1), 0, stream, &mut args, order) }?;
         Ok(())
     }
 }
@@ -148,6 +147,7 @@ impl PreparedOperands {
             a: alloc(&plan.a)?,
             b: alloc(&plan.b)?,
             plan,
+            order: LaunchOrder::Programmatic,
         })
     }
 
@@ -194,8 +194,10 @@ impl PreparedOperands {
         // Safety (each launch): the caller's guarantees; the buffers hold the plan's
         // workspaces.
         match (pa, pb) {
-            (Some(pa), Some(pb)) => unsafe { kernel.launch_raw(stream, &[pa, pb]) },
-            (Some(one), None) | (None, Some(one)) => unsafe { kernel.launch_raw(stream, &[one]) },
+            (Some(pa), Some(pb)) => unsafe { kernel.launch_raw(stream, &[pa, pb], self.order) },
+            (Some(one), None) | (None, Some(one)) => unsafe {
+                kernel.launch_raw(stream, &[one], self.order)
+            },
             (None, None) => Ok(()),
         }
     }

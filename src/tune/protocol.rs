@@ -7,7 +7,7 @@ use crate::device::DeviceInfo;
 use crate::device::timing::TimingConfig;
 use crate::problem::Problem;
 use crate::report::{BitModelCheck, GateResult, Measurement, ReferenceCheck, RegimeTimes, Status};
-use crate::schedule::{self, Schedule};
+use crate::schedule::{self, LaunchOrder, Schedule};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -33,6 +33,9 @@ pub struct Job {
     /// The ordinal of the GPU the worker runs on.
     #[serde(default)]
     pub device: usize,
+    /// How the head-to-head launches the schedule (screens launch programmatically).
+    #[serde(default)]
+    pub launch: LaunchOrder,
 }
 
 impl Job {
@@ -55,6 +58,7 @@ impl Job {
             timing: timing.clone(),
             head_to_head: None,
             device,
+            launch: LaunchOrder::Programmatic,
         }
     }
 
@@ -65,9 +69,10 @@ impl Job {
         self
     }
 
-    /// Time `schedule` against cuBLAS in alternating rounds.
-    pub fn head_to_head(mut self, schedule: Schedule) -> Job {
+    /// Time `schedule`, launched in `launch` order, against cuBLAS in alternating rounds.
+    pub fn head_to_head(mut self, schedule: Schedule, launch: LaunchOrder) -> Job {
         self.head_to_head = Some(schedule);
+        self.launch = launch;
         self
     }
 }
@@ -103,6 +108,9 @@ pub enum Event {
     HeadToHead {
         #[serde(with = "schedule::by_name")]
         schedule: Schedule,
+        /// Absent from workers of older builds, which launched serially.
+        #[serde(default)]
+        launch: LaunchOrder,
         own: Measurement,
         cublas: Measurement,
         rounds: u32,

@@ -33,6 +33,7 @@ use crate::durable::{self, Commit, Lock};
 use crate::problem::Problem;
 use crate::profile::{Entry, Gate, Metadata, OnDisk, Profile};
 use crate::report::{Provenance, REPORT_JSON, ReportError, RunReport, ShapeReport, Verdict};
+use crate::schedule::LaunchOrder;
 use crate::util::parent_dir;
 use anyhow::{Context, bail};
 use std::collections::BTreeMap;
@@ -136,6 +137,11 @@ pub fn measured_entry(s: &ShapeReport) -> Option<Entry> {
         .as_ref()
         .and_then(|h| h.burst_ratio())
         .filter(|r| r.is_finite() && *r > 0.0);
+    // Screens launch programmatically; a head-to-head says how it launched.
+    entry.launch = s
+        .head_to_head
+        .as_ref()
+        .map_or(LaunchOrder::Programmatic, |h| h.launch);
     entry.gate = Gate::Passed;
     entry.runners_up = passing
         .iter()
@@ -573,8 +579,9 @@ pub fn print_shape(s: &ShapeReport) {
     let shape = s.problem.shape;
     for f in &s.finalists {
         eprintln!(
-            "{shape}: finalist {} own {:.1} µs, cuBLAS {:.1} µs, own/cuBLAS {:.3}x",
+            "{shape}: finalist {} ({}) own {:.1} µs, cuBLAS {:.1} µs, own/cuBLAS {:.3}x",
             f.schedule,
+            f.launch,
             f.own.median_us,
             f.cublas.median_us,
             f.ratio()
@@ -588,10 +595,13 @@ pub fn print_shape(s: &ShapeReport) {
             cublas.median_us,
             cublas.tflops,
             cublas.median_us / own.median_us,
-            if s.head_to_head.is_some() {
-                " (head-to-head)"
-            } else {
-                " (screen)"
+            match &s.head_to_head {
+                Some(h) => format!(
+                    " (head-to-head, {} launch, burst {})",
+                    h.launch,
+                    h.burst_ratio().map_or("-".into(), |r| format!("{r:.3}x"))
+                ),
+                None => " (screen)".into(),
             }
         ),
         None => eprintln!("{shape}: no gate-passing candidate was measured"),

@@ -9,7 +9,7 @@ use crate::problem::Problem;
 use crate::report::{
     BitModelCheck, CublasAccuracy, GateResult, HeadToHead, Measurement, ReferenceCheck, Status,
 };
-use crate::schedule::Schedule;
+use crate::schedule::{LaunchOrder, Schedule};
 use anyhow::{Context, bail};
 use indicatif::ProgressBar;
 use std::collections::HashMap;
@@ -229,19 +229,21 @@ pub fn screen(
     }
 }
 
-/// Times `schedule` against cuBLAS in alternating rounds in a fresh worker (own and cuBLAS
-/// pooled over the rounds).
+/// Times `schedule`, launched in `launch` order, against cuBLAS in alternating rounds in a
+/// fresh worker (own and cuBLAS pooled over the rounds).
 pub fn head_to_head(
     opts: &TuneOptions,
     problem: &Problem,
     schedule: Schedule,
+    launch: LaunchOrder,
 ) -> anyhow::Result<HeadToHead> {
-    let worker = Worker::start(&job(opts, problem).head_to_head(schedule))?;
+    let worker = Worker::start(&job(opts, problem).head_to_head(schedule, launch))?;
     let mut result = None;
     while let Ok(Some(event)) = worker.next(Duration::from_secs(opts.watchdog_s)) {
         match event {
             Ok(Event::HeadToHead {
                 schedule,
+                launch,
                 own,
                 cublas,
                 rounds,
@@ -249,6 +251,7 @@ pub fn head_to_head(
             }) => {
                 result = Some(HeadToHead {
                     schedule,
+                    launch,
                     own,
                     cublas,
                     rounds,

@@ -18,7 +18,7 @@ use crate::kernel_source::KernelVariant;
 use crate::operand_prep::{OperandPrep, PrepPlan};
 use crate::reference::{self, TENSOR_A, TENSOR_B};
 use crate::report::{BitModelCheck, GateResult, ReferenceCheck, RegimeTimes, Status};
-use crate::schedule::{Layout, Schedule};
+use crate::schedule::{LaunchOrder, Layout, Schedule};
 use crate::shape::Shape;
 use crate::stats::{Summary, summarize};
 use rayon::prelude::*;
@@ -114,6 +114,17 @@ impl<'a> Runner<'a> {
             plans,
             operands,
         })
+    }
+
+    /// Launches the preparation passes and the GEMM in `order` (programmatic unless set).
+    pub fn with_order(mut self, order: LaunchOrder) -> Runner<'a> {
+        for plan in &mut self.plans {
+            plan.order = order;
+        }
+        if let Some((_, ops)) = &mut self.prep {
+            ops.order = order;
+        }
+        self
     }
 
     /// The operand preparation (empty when the kernel reads the stored operands in place).
@@ -387,7 +398,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             layout,
             &shape,
             inputs.operands(),
-        )?;
+        )?
+        .with_order(job.launch);
         let out = run_once(&gpu, &runner, &schedule, &inputs)?;
         if gate::compare(&golden, &out).verdict != crate::report::Verdict::Pass {
             return Err(DeviceError::Other(format!(
@@ -412,6 +424,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         )?;
         emit(&Event::HeadToHead {
             schedule,
+            launch: job.launch,
             own: measurement(&summarize(&sustained.own), flops),
             cublas: measurement(&summarize(&sustained.cublas), flops),
             rounds: regimes.sustained_rounds.max(1) as u32,
