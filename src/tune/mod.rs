@@ -38,8 +38,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 
-/// Screen winners re-timed head to head against cuBLAS before one is chosen.
-pub const FINALISTS: usize = 3;
+/// Screen winners re-timed head to head against cuBLAS (launched programmatically; the first
+/// also serially) before one is chosen: with the confirmation, four head-to-heads per shape.
+pub const FINALISTS: usize = 2;
 
 /// What `forge tune` was asked to do.
 #[derive(Clone, Debug)]
