@@ -61,6 +61,9 @@ pub struct CalibrateArgs {
     /// With --fit: most coordinate-descent sweeps.
     #[arg(long, default_value_t = 60)]
     sweeps: usize,
+    /// With --fit: skip the leave-one-shape-out cross-validation (one fit per shape).
+    #[arg(long)]
+    no_loso: bool,
 }
 
 pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
@@ -120,7 +123,12 @@ fn run_fit(a: &CalibrateArgs, path: &std::path::Path) -> anyhow::Result<()> {
         bail!("no training shapes left after --holdout");
     }
     let result = fit::fit(&start, &data.arch, &train, a.sweeps);
+    let all: Vec<_> = data.shapes.iter().filter(|s| s.reference_passed).collect();
+    let loso = (!a.no_loso).then(|| fit::leave_one_shape_out(&start, &data.arch, &all, a.sweeps));
     let mut report = fit::FitReport::new(&start, &result, &data, &train, &test);
+    if let Some(l) = &loso {
+        report = report.with_loso(&start, &data.arch, &all, l);
+    }
     print!("{}", report.text());
     if let Some(p) = &a.profile {
         let profile = crate::profile::Profile::load_for_arch(p, &data.arch.name)?;
@@ -147,6 +155,17 @@ fn run_fit(a: &CalibrateArgs, path: &std::path::Path) -> anyhow::Result<()> {
     let json_path = dir.join("fit.json");
     crate::util::write_atomically(&json_path, &serde_json::to_vec_pretty(&report)?)
         .with_context(|| format!("writing {}", json_path.display()))?;
-    println!("{}\n{}", model_path.display(), json_path.display());
+    let residuals_path = dir.join("residuals.csv");
+    crate::util::write_atomically(
+        &residuals_path,
+        fit::residuals_csv(&result.model, &data.arch, &all).as_bytes(),
+    )
+    .with_context(|| format!("writing {}", residuals_path.display()))?;
+    println!(
+        "{}\n{}\n{}",
+        model_path.display(),
+        json_path.display(),
+        residuals_path.display()
+    );
     Ok(())
 }
