@@ -31,7 +31,7 @@ const fn free(key: &'static str, lo: f64, hi: f64) -> Free {
 /// The constants a calibration moves. Structural ones (register granularity, reserved shared
 /// memory, register overheads) are facts of the hardware and the kernels, not fitted; the
 /// transpose and split-K constants are not exercised by the data (TN only, no split-K).
-pub const FREE: [Free; 26] = [
+pub const FREE: [Free; 28] = [
     free("global.launch_us", 0.5, 10.0),
     free("global.dram_efficiency", 0.5, 1.0),
     free("global.l2_effective_fraction", 0.2, 1.0),
@@ -43,6 +43,8 @@ pub const FREE: [Free; 26] = [
     free("global.smem_bytes_per_clk_per_sm", 32.0, 512.0),
     free("global.persistent_unit_clk", 0.0, 5000.0),
     free("global.l2_port_bytes_per_clk_per_sm", 16.0, 1024.0),
+    free("global.l2_share_loss_per_doubling", 0.0, 0.5),
+    free("global.unaligned_row_l2_factor", 1.0, 4.0),
     free("l2_bytes_per_clk_per_sm.{arch}", 8.0, 512.0),
     free("family.mma_sync.efficiency.{arch}", 0.05, 1.0),
     free("family.mma_sync.issue_fraction.4", 0.1, 1.0),
