@@ -14,7 +14,9 @@
 
 use crate::arch::Arch;
 use crate::operand_prep::PrepPlan;
-use crate::schedule::{CHAIN_HANDOFF_K_TILES, Dtype, Family, Layout, Raster, Schedule, WorkGrid};
+use crate::schedule::{
+    CHAIN_HANDOFF_K_TILES, Dtype, Family, Layout, Persistence, Raster, Schedule, WorkGrid,
+};
 use crate::shape::Shape;
 use crate::space;
 use rayon::prelude::*;
@@ -736,7 +738,7 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let prep = PrepPlan::new(s, layout, shape, 0, 0);
     let row_factor = |p: Option<crate::operand_prep::OperandPrep>| {
         let ld = p.map_or(shape.k as u64, |p| p.ld_out as u64);
-        if (ld * s.dtype.operand_bytes() as u64) % 32 == 0 {
+        if (ld * s.dtype.operand_bytes() as u64).is_multiple_of(32) {
             1.0
         } else {
             g.unaligned_row_l2_factor
@@ -792,11 +794,19 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let epi_unit = (g.epilogue_fixed_clk + c_tile_bytes / g.epilogue_bytes_per_clk_per_sm) / clock;
     let prologue = fam.prologue_clk / clock;
     let np_overhead = batches * (fill_unit + epi_unit + prologue);
+    // Ping-pong: one consumer warpgroup's epilogue runs under the other's MMAs, so a later
+    // unit's epilogue is hidden; what ping-pong costs is its mainloop (128 rows per
+    // warpgroup read B twice per K step: the shared-memory term).
+    let epilogue_overlap = if s.persistence == Persistence::PingPong {
+        1.0
+    } else {
+        fam.epilogue_overlap
+    };
     let (fill_us, epi_us, cta_us) = if s.persistence.is_persistent() {
         let more = batches - 1.0;
         (
             fill_unit + more * fill_unit * (1.0 - fam.fill_hidden),
-            epi_unit + more * epi_unit * (1.0 - fam.epilogue_overlap),
+            epi_unit + more * epi_unit * (1.0 - epilogue_overlap),
             prologue + more * g.persistent_unit_clk / clock,
         )
     } else {
@@ -921,7 +931,6 @@ fn dominant(t: &Terms) -> Term {
 mod tests {
     use super::*;
     use crate::arch::MeasuredProperties;
-    use crate::schedule::Persistence;
 
     fn h100() -> Arch {
         Arch::by_name("sm_90a").unwrap()
@@ -950,7 +959,17 @@ mod tests {
     fn shipped_constants_parse_and_bad_ones_are_rejected() {
         let m = CostModel::shipped();
         assert!(m.global.launch_us > 0.0);
-        let bad = SHIPPED.replace("dram_efficiency = 1.0 ", "dram_efficiency = 1.5 ");
+        let bad: String = SHIPPED
+            .lines()
+            .map(|l| {
+                if l.starts_with("dram_efficiency =") {
+                    "dram_efficiency = 1.5\n".to_string()
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        assert_ne!(bad, SHIPPED);
         assert!(matches!(
             CostModel::from_toml(&bad),
             Err(CostModelError::Range { .. })
@@ -1109,8 +1128,10 @@ mod tests {
             .unwrap()
             .prediction
             .tflops;
+        // Measured (reports/2026-12-03-h200-calibration): the best sampled mma_sync schedule
+        // reaches 31–46% of the best wgmma one at every shape from 1024³ up.
         assert!(
-            (0.35 * d4..=0.55 * d4).contains(&mma),
+            (0.30 * d4..=0.55 * d4).contains(&mma),
             "mma_sync {mma} vs {d4}"
         );
         let skinny = top(Shape::new(128, 21504, 5376));
@@ -1235,6 +1256,44 @@ mod tests {
             assert!(
                 (t / measured - 1.0).abs() < 0.12,
                 "{layout:?} {shape}: model {t:.2} µs vs measured {measured} µs"
+            );
+        }
+    }
+
+    #[test]
+    fn ping_pong_is_priced_as_measured_against_the_cooperative_kernel() {
+        // H200 head-to-heads (reports/notes.md, session 4 ping-pong entry; sustained ratios
+        // vs cuBLAS, same process): pp 128x128 s6 / the cooperative schedule, measured time.
+        let m = CostModel::shipped();
+        let arch = h200();
+        for (coop, pp, shape, measured) in [
+            (
+                "wgmma_tf32_128x256x32_s4_wg2_swz16_pers_c1_k1",
+                "wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1",
+                Shape::new(4096, 4096, 4096),
+                0.992 / 0.892,
+            ),
+            (
+                "wgmma_tf32_128x256x32_s4_wg2_swz16_np_c1_k1",
+                "wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1",
+                Shape::new(2048, 2048, 2048),
+                1.015 / 0.941,
+            ),
+            (
+                "wgmma_tf32_128x192x32_s5_wg2_swz16_pers_c2_k1",
+                "wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1",
+                Shape::new(3000, 5000, 1000),
+                0.972 / 0.800,
+            ),
+            // Not held: 2048x8192x512, where pp measured 1.4% faster (0.965 / 0.979) and the
+            // model predicts it 20% slower. Short K: the cooperative kernel's per-tile
+            // epilogue is under-priced there (np measured 11% slower than pers, predicted 2%).
+        ] {
+            let t = |name: &str| m.predict(&arch, &sched(name), &shape, Layout::Tn).time_us;
+            let predicted = t(pp) / t(coop);
+            assert!(
+                (predicted - measured).abs() < 0.10,
+                "{shape}: pp/cooperative predicted {predicted:.3}, measured {measured:.3}"
             );
         }
     }
