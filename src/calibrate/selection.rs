@@ -7,8 +7,10 @@
 //! Rules compared: the run-time rule ([`Profile::select_by_model`]: the model over the
 //! profile's gated pool), the same with each prediction corrected by the profile's own
 //! measurements of that schedule on the nearest tuned shapes
-//! ([`Profile::measured_correction`]), the nearest entry's schedule, and the best the pool
-//! holds (its fastest timed schedule: the ceiling of any rule over that pool).
+//! ([`Profile::measured_correction`]), the nearest entry's schedule, the model's best among
+//! the pool schedules the data timed on the shape (a choice the run-time rule makes among
+//! schedules nobody timed there cannot be judged), and the best the pool holds (its fastest
+//! timed schedule: the ceiling of any rule over that pool).
 
 use super::data::ShapeData;
 use crate::arch::Arch;
@@ -34,6 +36,9 @@ pub struct SelectionRow {
     pub corrected_rule_efficiency: Option<f64>,
     pub nearest_rule: String,
     pub nearest_rule_efficiency: Option<f64>,
+    /// The model's best among the pool schedules this data timed on the shape (the run-time
+    /// rule restricted to what can be judged: every shape gets a number).
+    pub model_timed_pool_efficiency: Option<f64>,
     /// The best any rule over this pool could do: its fastest timed schedule on the shape.
     pub pool_best_efficiency: Option<f64>,
 }
@@ -82,6 +87,12 @@ fn row(
     let by_model = profile.select_by_model(&s.problem, model, arch);
     let corrected = profile.select_by_model_with(&s.problem, model, arch, CORRECTION_NEIGHBOURS);
     let nearest = profile.select_nearest(&s.problem);
+    let timed_pool: Vec<(Schedule, f64)> = profile
+        .pool(s.problem.dtype, s.problem.layout)
+        .iter()
+        .filter(|x| space::runnable(arch, x, &s.problem.shape).is_ok())
+        .filter_map(|x| measured(s, x, data_arch).map(|t| (*x, t)))
+        .collect();
     Some(SelectionRow {
         shape: s.problem.shape,
         best_us,
@@ -92,11 +103,17 @@ fn row(
         corrected_rule_efficiency: eff(&corrected),
         nearest_rule: nearest.schedule.name(),
         nearest_rule_efficiency: eff(&nearest),
-        pool_best_efficiency: profile
-            .pool(s.problem.dtype, s.problem.layout)
+        model_timed_pool_efficiency: timed_pool
             .iter()
-            .filter(|x| space::runnable(arch, x, &s.problem.shape).is_ok())
-            .filter_map(|x| measured(s, x, data_arch))
+            .map(|(x, t)| {
+                let p = model.predict(arch, x, &s.problem.shape, s.problem.layout);
+                (p.time_us, *t)
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, t)| best_us / t),
+        pool_best_efficiency: timed_pool
+            .iter()
+            .map(|(_, t)| *t)
             .min_by(f64::total_cmp)
             .map(|t| best_us / t),
     })
@@ -156,6 +173,9 @@ impl SelectionRow {
     fn nearest(&self) -> Option<f64> {
         self.nearest_rule_efficiency
     }
+    fn model_timed(&self) -> Option<f64> {
+        self.model_timed_pool_efficiency
+    }
     fn pool_best(&self) -> Option<f64> {
         self.pool_best_efficiency
     }
@@ -191,17 +211,18 @@ pub fn text(rows: &[SelectionRow]) -> String {
     );
     let _ = writeln!(
         o,
-        "{:<18} {:>8} {:>9} {:>8} {:>9}  model rule's choice",
-        "shape", "model", "corrected", "nearest", "pool best"
+        "{:<18} {:>8} {:>9} {:>8} {:>12} {:>9}  model rule's choice",
+        "shape", "model", "corrected", "nearest", "model/timed", "pool best"
     );
     for r in rows {
         let _ = writeln!(
             o,
-            "{:<18} {:>8} {:>9} {:>8} {:>9}  {}",
+            "{:<18} {:>8} {:>9} {:>8} {:>12} {:>9}  {}",
             r.shape.to_string(),
             f(r.model_rule_efficiency),
             f(r.corrected_rule_efficiency),
             f(r.nearest_rule_efficiency),
+            f(r.model_timed_pool_efficiency),
             f(r.pool_best_efficiency),
             r.model_rule
         );
@@ -215,6 +236,7 @@ pub fn text(rows: &[SelectionRow]) -> String {
             ),
             ("corrected", SelectionRow::corrected),
             ("nearest rule", SelectionRow::nearest),
+            ("model/timed pool", SelectionRow::model_timed),
             ("pool best", SelectionRow::pool_best),
         ] {
             let (g, w, n) = rule_summary(rows, rule);
