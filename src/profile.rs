@@ -9,12 +9,15 @@
 //! # Selection rule for shapes not in the table
 //! 1. An entry with the same (dtype, layout, M, N, K): its schedule (`Exact`).
 //! 2. Otherwise the calibrated cost model ([`CostModel::shipped`]) ranks the profile's pool
-//!    for the new shape and the lowest predicted time wins (`Model`). The pool is every
+//!    for the new shape and the lowest prediction wins (`Model`). The pool is every
 //!    schedule the profile holds for the dtype and layout (each entry's schedule and its
 //!    runners-up: the schedules that passed the gate on the profile's device) plus the
-//!    canonical schedule, restricted to those valid for the new shape ([`space::check`] on
-//!    the profile's arch; every schedule runs every shape: the dispatcher pads rows a TMA
-//!    schedule cannot read in place, K % 4 ≠ 0). Ties keep pool order.
+//!    canonical schedule, restricted to those that run the new shape ([`space::runnable`] on
+//!    the profile's arch: valid, or pruned from the search only as wasteful, e.g. a swizzle
+//!    group wider than the grid; the dispatcher pads rows a TMA schedule cannot read in
+//!    place, K % 4 ≠ 0). Ties keep pool order. (Correcting each prediction by the profile's
+//!    own timings of that schedule on nearby entries, [`Profile::measured_correction`], did
+//!    worse offline: the profile times only each entry's choice.)
 //! 3. When no pool schedule but the canonical one is valid: the canonical schedule, which is
 //!    valid for every shape (`Canonical`).
 //!
@@ -381,6 +384,10 @@ fn check_fields(meta: &Metadata, e: &Entry) -> Result<(), String> {
     }
     Ok(())
 }
+/// Tuned entries whose measurements correct the predictions of the corrected model rule that
+/// `forge calibrate --fit` evaluates beside the run-time one ([`Profile::measured_correction`]).
+pub const CORRECTION_NEIGHBOURS: usize = 3;
+
 /// Which rule chose a schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rule {
@@ -764,21 +771,36 @@ impl Profile {
     }
 
     /// Rule 2 with a given model and arch (the profile's arch table by default; a device's
-    /// measured properties where known): the pool schedule valid for the shape with the
+    /// measured properties where known): the pool schedule that runs the shape with the
     /// lowest predicted time.
     pub fn select_by_model(&self, problem: &Problem, model: &CostModel, arch: &Arch) -> Selection {
+        self.select_by_model_with(problem, model, arch, 0)
+    }
+
+    /// Rule 2 with each prediction corrected from the `neighbours` tuned entries nearest in
+    /// log space ([`Profile::measured_correction`]; 0: no correction, the run-time rule). The
+    /// correction lost offline (`forge calibrate --fit`, selection table): kept to report.
+    pub fn select_by_model_with(
+        &self,
+        problem: &Problem,
+        model: &CostModel,
+        arch: &Arch,
+        neighbours: usize,
+    ) -> Selection {
+        let near = self.nearest_entries(problem, neighbours);
         let canonical = Schedule::canonical(problem.dtype);
         let mut best: Option<(Schedule, f64)> = None;
         let mut candidates = 0;
         let pool = self.pool.get(&(problem.dtype, problem.layout));
         for s in pool.into_iter().flatten() {
-            if space::check(&self.arch, s, &problem.shape).is_err() {
+            if space::runnable(&self.arch, s, &problem.shape).is_err() {
                 continue;
             }
             candidates += 1;
             let t = model
                 .predict(arch, s, &problem.shape, problem.layout)
-                .time_us;
+                .time_us
+                * self.measured_correction(s, &near, model, arch);
             if best.is_none_or(|(_, b)| t < b) {
                 best = Some((*s, t));
             }
@@ -800,6 +822,55 @@ impl Profile {
                 launch: LaunchOrder::Serial,
             },
         }
+    }
+
+    /// Selection's pool for a dtype and layout (entry schedules and runners-up, each once, in
+    /// file order, then the canonical schedule).
+    pub fn pool(&self, dtype: Dtype, layout: Layout) -> &[Schedule] {
+        self.pool.get(&(dtype, layout)).map_or(&[], Vec::as_slice)
+    }
+
+    /// The `k` entries of the problem's dtype and layout nearest to it in log space
+    /// (distance² = ln²(M/M') + ln²(N/N') + ln²(K/K')), nearest first (ties: file order).
+    fn nearest_entries(&self, problem: &Problem, k: usize) -> Vec<usize> {
+        let wanted = log_dims(&problem.shape);
+        let mut by_distance: Vec<(f64, usize)> = self
+            .entries
+            .iter()
+            .zip(&self.log_dims)
+            .enumerate()
+            .filter(|(_, (e, _))| e.dtype == problem.dtype && e.layout == problem.layout)
+            .map(|(i, (_, d))| ((0..3).map(|j| (d[j] - wanted[j]).powi(2)).sum(), i))
+            .collect();
+        by_distance.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        by_distance.into_iter().take(k).map(|(_, i)| i).collect()
+    }
+
+    /// How much faster or slower than predicted `schedule` measured where the profile tuned
+    /// it: the geometric mean of measured / predicted over the `near` entries whose chosen
+    /// schedule it is (the profile times only its choices); 1 where it won none of them. A
+    /// schedule the model under-rates on neighbouring shapes is likely under-rated here too.
+    pub fn measured_correction(
+        &self,
+        schedule: &Schedule,
+        near: &[usize],
+        model: &CostModel,
+        arch: &Arch,
+    ) -> f64 {
+        let (mut sum, mut n) = (0.0, 0usize);
+        for &i in near {
+            let e = &self.entries[i];
+            let Some(measured) = e.measured_us else {
+                continue;
+            };
+            if self.schedules[i] != *schedule || measured <= 0.0 {
+                continue;
+            }
+            let predicted = model.predict(arch, schedule, &e.shape(), e.layout).time_us;
+            sum += (measured / predicted).ln();
+            n += 1;
+        }
+        if n == 0 { 1.0 } else { (sum / n as f64).exp() }
     }
 
     /// The earlier rule 2 (kept for comparison): the tuned entry of the same dtype and layout
@@ -959,7 +1030,7 @@ pub(crate) mod tests {
             let canonical = Schedule::canonical(Dtype::Tf32);
             let pool: Vec<Schedule> = [BIG.parse().unwrap(), SMALL.parse().unwrap(), canonical]
                 .into_iter()
-                .filter(|s| space::check(p.arch(), s, &problem.shape).is_ok())
+                .filter(|s| space::runnable(p.arch(), s, &problem.shape).is_ok())
                 .collect();
             assert_eq!(candidates, pool.len(), "{problem}");
             for other in pool {
@@ -992,6 +1063,44 @@ pub(crate) mod tests {
             Shape::new(4096, 4096, 4096),
         ));
         assert_eq!(s.rule, Rule::Canonical);
+    }
+
+    #[test]
+    fn the_model_rule_keeps_pool_schedules_pruned_only_as_redundant() {
+        // A swizzle group of 16 is pruned from the search at 512x512x512 (8 tile rows: it
+        // orders tiles like group 8), but the kernel runs it: selection keeps it in the pool.
+        let wide = "wgmma_tf32_64x64x32_s7_wg1_swz16_np_c1_k1";
+        let p = Profile::new(
+            meta("sm_90a"),
+            vec![
+                entry(Shape::new(4096, 4096, 4096), BIG),
+                entry(Shape::new(2048, 2048, 512), wide),
+            ],
+        )
+        .unwrap();
+        let small = Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(512, 512, 512));
+        let s: Schedule = wide.parse().unwrap();
+        assert!(space::check(p.arch(), &s, &small.shape).is_err());
+        assert!(space::runnable(p.arch(), &s, &small.shape).is_ok());
+        let chosen = p.select(&small);
+        assert!(
+            matches!(chosen.rule, Rule::Model { candidates: 3, .. }),
+            "{chosen:?}"
+        );
+        assert_eq!(chosen.schedule, s);
+        // The correction: a schedule that measured faster than predicted where it was
+        // chosen is scaled by that ratio; one chosen nowhere near is not.
+        let model = CostModel::shipped();
+        let mut q = p.clone();
+        let predicted = model
+            .predict(q.arch(), &s, &q.entries[1].shape(), Layout::Tn)
+            .time_us;
+        q.entries[1].measured_us = Some(0.5 * predicted);
+        let near = q.nearest_entries(&small, 1);
+        assert_eq!(near, vec![1]);
+        let big: Schedule = BIG.parse().unwrap();
+        assert!((q.measured_correction(&s, &near, &model, q.arch()) - 0.5).abs() < 1e-9);
+        assert_eq!(q.measured_correction(&big, &near, &model, q.arch()), 1.0);
     }
 
     #[test]

@@ -178,6 +178,22 @@ impl fmt::Display for Rejection {
     }
 }
 
+/// Whether `s` computes `shape` correctly on `arch`: valid, or rejected only by a rule that
+/// prunes wasteful schedules from the search (a redundant swizzle group, a split or a cluster
+/// with too little work, a chained tail with no partial wave): the kernel still runs it, with
+/// the same reduction order. Selection from a profile's pool uses this, not [`check`].
+pub fn runnable(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> {
+    match check(arch, s, shape) {
+        Err(
+            Rejection::RedundantGroup { .. }
+            | Rejection::SplitTooFine { .. }
+            | Rejection::ClusterTooTall { .. }
+            | Rejection::NoTailToChain { .. },
+        ) => Ok(()),
+        other => other,
+    }
+}
+
 /// Checks every rule; the first broken one is the reason.
 pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> {
     let available = match s.family {

@@ -116,3 +116,26 @@ fn forge_calibrate_fit_writes_the_model_and_the_report() {
         .unwrap();
     assert!(!o.status.success());
 }
+
+#[test]
+fn several_data_sets_pool_their_shapes_and_a_shape_twice_is_refused() {
+    let data = CalibrationData::load(Path::new(DATA)).unwrap();
+    let dir = std::env::temp_dir().join(format!("forge-calib-pool-{}", std::process::id()));
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let mut first = data.clone();
+    let rest = first.shapes.split_off(2);
+    first.save(&a).unwrap();
+    CalibrationData {
+        shapes: rest,
+        ..data.clone()
+    }
+    .save(&b)
+    .unwrap();
+    let pooled = CalibrationData::load_all(&[a.clone(), b]).unwrap();
+    assert_eq!(pooled.shapes, data.shapes);
+    let err = CalibrationData::load_all(&[a.clone(), a])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("again"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -97,6 +97,41 @@ impl CalibrationData {
             .with_context(|| format!("{} is not a calibration data set", file.display()))
     }
 
+    /// Reads several data sets and pools their shapes (the first one's metadata and arch
+    /// table). Refused: sets from different architectures or devices, and a shape measured
+    /// in two sets (which one would be judged?).
+    pub fn load_all(paths: &[std::path::PathBuf]) -> anyhow::Result<CalibrationData> {
+        let mut sets = paths.iter().map(|p| CalibrationData::load(p));
+        let mut all = sets
+            .next()
+            .ok_or_else(|| anyhow::anyhow!("no calibration data given"))??;
+        for (path, set) in paths[1..].iter().zip(sets) {
+            let set = set?;
+            if set.arch.name != all.arch.name || set.device_name != all.device_name {
+                anyhow::bail!(
+                    "{} was measured on {} ({}), {} on {} ({}): one device per fit",
+                    path.display(),
+                    set.device_name,
+                    set.arch.name,
+                    paths[0].display(),
+                    all.device_name,
+                    all.arch.name
+                );
+            }
+            for s in set.shapes {
+                if all.shapes.iter().any(|t| t.problem == s.problem) {
+                    anyhow::bail!(
+                        "{} measures {} again (already in an earlier data set)",
+                        path.display(),
+                        s.problem
+                    );
+                }
+                all.shapes.push(s);
+            }
+        }
+        Ok(all)
+    }
+
     /// Writes `calibration.json` and `calibration.csv` into `dir` (each atomically).
     pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -48,10 +48,10 @@ pub struct CalibrateArgs {
     /// Kernel cache directory (default $FORGE_CACHE or ~/.cache/forge).
     #[arg(long)]
     cache: Option<PathBuf>,
-    /// Fit the cost model to this data set (calibration.json or its directory) instead of
-    /// measuring.
-    #[arg(long, value_name = "DATA")]
-    fit: Option<PathBuf>,
+    /// Fit the cost model to these data sets (each calibration.json or its directory;
+    /// comma-separated or repeated: their shapes are pooled) instead of measuring.
+    #[arg(long, value_name = "DATA", value_delimiter = ',', num_args = 1..)]
+    fit: Vec<PathBuf>,
     /// With --fit: shapes held out of the fit, on which the metrics are reported.
     #[arg(long, allow_hyphen_values = true, value_parser = shapes_parser())]
     holdout: Option<ShapeList>,
@@ -61,11 +61,14 @@ pub struct CalibrateArgs {
     /// With --fit: most coordinate-descent sweeps.
     #[arg(long, default_value_t = 60)]
     sweeps: usize,
+    /// With --fit: skip the leave-one-shape-out cross-validation (one fit per shape).
+    #[arg(long)]
+    no_loso: bool,
 }
 
 pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
-    if let Some(data) = &a.fit {
-        return run_fit(&a, data);
+    if !a.fit.is_empty() {
+        return run_fit(&a, &a.fit);
     }
     let (Some(arch), Some(shapes)) = (a.arch.clone(), a.shapes.as_ref()) else {
         bail!("calibrate needs --arch and --shapes (or --fit DATA)");
@@ -106,8 +109,9 @@ pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run_fit(a: &CalibrateArgs, path: &std::path::Path) -> anyhow::Result<()> {
-    let data = CalibrationData::load(path)?;
+fn run_fit(a: &CalibrateArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
+    let data = CalibrationData::load_all(paths)?;
+    let path = &paths[0];
     let start = match &a.start {
         Some(p) => CostModel::from_toml(
             &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
@@ -120,17 +124,32 @@ fn run_fit(a: &CalibrateArgs, path: &std::path::Path) -> anyhow::Result<()> {
         bail!("no training shapes left after --holdout");
     }
     let result = fit::fit(&start, &data.arch, &train, a.sweeps);
+    let all: Vec<_> = data.shapes.iter().filter(|s| s.reference_passed).collect();
+    let loso = (!a.no_loso).then(|| fit::leave_one_shape_out(&start, &data.arch, &all, a.sweeps));
     let mut report = fit::FitReport::new(&start, &result, &data, &train, &test);
+    if let Some(l) = &loso {
+        report = report.with_loso(&start, &data.arch, &all, l);
+    }
     print!("{}", report.text());
     if let Some(p) = &a.profile {
         let profile = crate::profile::Profile::load_for_arch(p, &data.arch.name)?;
         for (what, model) in [("before", &start), ("after", &result.model)] {
-            let rows = crate::calibrate::selection::evaluate(&profile, model, &test);
+            let rows = crate::calibrate::selection::evaluate(&profile, model, &test, &data.arch);
             print!(
                 "[{what} the fit]{}",
                 crate::calibrate::selection::text(&rows)
             );
             report.selection.push((what.to_string(), rows));
+        }
+        if let Some(l) = &loso {
+            let rows =
+                crate::calibrate::selection::evaluate_loso(&profile, &l.models, &all, &data.arch)?;
+            print!(
+                "[leave-one-shape-out: each shape with the model fitted without it and the \
+                 profile without its entry]{}",
+                crate::calibrate::selection::text(&rows)
+            );
+            report.selection.push(("loso".to_string(), rows));
         }
     }
     let dir = a.out.clone().unwrap_or_else(|| {
@@ -147,6 +166,17 @@ fn run_fit(a: &CalibrateArgs, path: &std::path::Path) -> anyhow::Result<()> {
     let json_path = dir.join("fit.json");
     crate::util::write_atomically(&json_path, &serde_json::to_vec_pretty(&report)?)
         .with_context(|| format!("writing {}", json_path.display()))?;
-    println!("{}\n{}", model_path.display(), json_path.display());
+    let residuals_path = dir.join("residuals.csv");
+    crate::util::write_atomically(
+        &residuals_path,
+        fit::residuals_csv(&result.model, &data.arch, &all).as_bytes(),
+    )
+    .with_context(|| format!("writing {}", residuals_path.display()))?;
+    println!(
+        "{}\n{}\n{}",
+        model_path.display(),
+        json_path.display(),
+        residuals_path.display()
+    );
     Ok(())
 }

@@ -19,7 +19,7 @@ use crate::profile::Profile;
 use crate::report::Verdict;
 use crate::schedule::{Family, Layout, Schedule};
 use crate::shape::Shape;
-use crate::space::{self, Rejection};
+use crate::space;
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 
@@ -43,14 +43,8 @@ pub fn launchable(arch: &Arch, schedule: &Schedule, shape: &Shape) -> Result<(),
             "{schedule} splits K: it is not bit-exact, so it is not compared"
         ));
     }
-    match space::check(arch, schedule, shape) {
-        Ok(())
-        | Err(
-            Rejection::RedundantGroup { .. }
-            | Rejection::SplitTooFine { .. }
-            | Rejection::ClusterTooTall { .. }
-            | Rejection::NoTailToChain { .. },
-        ) => Ok(()),
+    match space::runnable(arch, schedule, shape) {
+        Ok(()) => Ok(()),
         Err(reason) => Err(format!(
             "{schedule} cannot run {shape} on {}: {reason}",
             arch.name
