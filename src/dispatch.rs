@@ -179,9 +179,9 @@ impl Dispatcher {
         let problem = *problem;
         let mut guard = first_use.lock().expect("lock");
         let (cache, budget) = &mut *guard;
-        // First-use tuning times its candidates launched programmatically.
+        // First-use tuning times its candidates launched serially.
         if let Some(s) = cache.get(&problem) {
-            return Ok((s, LaunchOrder::Programmatic));
+            return Ok((s, LaunchOrder::Serial));
         }
         let arch = self
             .gpu
@@ -194,7 +194,7 @@ impl Dispatcher {
             // The choice stands for this process; only its persistence failed.
             eprintln!("forge: tune on first use: {e:#}");
         }
-        Ok((entry.schedule, LaunchOrder::Programmatic))
+        Ok((entry.schedule, LaunchOrder::Serial))
     }
 
     /// The profile it follows.

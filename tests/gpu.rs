@@ -15,7 +15,7 @@ use forge::problem::Problem;
 use forge::profile::{Entry, Metadata, Profile};
 use forge::reference::{self, TENSOR_A, TENSOR_B};
 use forge::report::Verdict;
-use forge::schedule::{Dtype, Layout, Schedule};
+use forge::schedule::{Dtype, LaunchOrder, Layout, Schedule};
 use forge::shape::Shape;
 use forge::tune::worker::{Inputs, LoadedKernels, Runner, run_once};
 
@@ -335,6 +335,73 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
         "dispatcher overhead {:.3} µs",
         best.1 - best.0
     );
+}
+
+/// Programmatic launches (`launch = "programmatic"` in a profile) overlap a kernel's launch with
+/// the previous kernel's tail; every kernel must still wait for that one's writes. A chain
+/// X = A·Bᵀ, Y = X·Cᵀ where the second GEMM reads X right after the first wrote it (through the
+/// K % 4 ≠ 0 preparation pass, and directly), X poisoned before each round: the programmatic
+/// dispatcher's Y must equal the serial one's bit for bit in every round.
+#[test]
+fn programmatic_launches_wait_for_the_kernel_before_them() {
+    let Some(gpu) = gpu() else { return };
+    let cache = cache();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
+    let (m, k, n2) = (512u32, 768u32, 640u32);
+    let schedule = "wgmma_tf32_128x128x32_s4_wg2_swz1_np_c1_k1";
+    // n = 999: the second GEMM's K (= n) is not a multiple of 4, so the preparation pass
+    // copies X (padded) before the wgmma kernel reads it.
+    for n in [1000u32, 999] {
+        let (first, second) = (Shape::new(m, n, k), Shape::new(m, n2, n));
+        let a = DeviceBuffer::new(&gpu.ctx, (m * k) as usize).unwrap();
+        let b = DeviceBuffer::new(&gpu.ctx, (n * k) as usize).unwrap();
+        let c = DeviceBuffer::new(&gpu.ctx, (n2 * n) as usize).unwrap();
+        let x = DeviceBuffer::new(&gpu.ctx, (m * n) as usize).unwrap();
+        util.fill_random(&gpu, &a, SEED, 0, TENSOR_A).unwrap();
+        util.fill_random(&gpu, &b, SEED, 0, TENSOR_B).unwrap();
+        util.fill_random(&gpu, &c, SEED, 1, TENSOR_B).unwrap();
+        let run = |launch: LaunchOrder| {
+            let mut meta = Metadata::now(&gpu.info.arch, Dtype::Tf32, false);
+            meta.device_name = gpu.info.name.clone();
+            let entries = [first, second].map(|shape| {
+                let mut e = Entry::predicted(
+                    Problem::new(Dtype::Tf32, Layout::Tn, shape),
+                    &schedule.parse().unwrap(),
+                    0.0,
+                );
+                e.launch = launch;
+                e
+            });
+            let p = Profile::new(meta, entries.to_vec()).unwrap();
+            let d = Dispatcher::new(p, &gpu, cache.dir()).unwrap();
+            assert_eq!(d.selection(&second).launch, launch);
+            let y = DeviceBuffer::new(&gpu.ctx, (m * n2) as usize).unwrap();
+            let mut rounds = vec![];
+            for _ in 0..8 {
+                x.fill_bits(&gpu.stream, POISON_BITS).unwrap();
+                d.gemm(&gpu.stream, m, n, k, a.ptr(), b.ptr(), x.ptr())
+                    .unwrap();
+                d.gemm(&gpu.stream, m, n2, n, x.ptr(), c.ptr(), y.ptr())
+                    .unwrap();
+                rounds.push(y.to_host(&gpu.stream).unwrap());
+            }
+            rounds
+        };
+        let serial = run(LaunchOrder::Serial);
+        assert!(
+            serial.iter().all(|r| r == &serial[0]),
+            "N {n}: serial rounds differ"
+        );
+        assert!(
+            serial[0].iter().all(|v| v.is_finite()),
+            "N {n}: poison in Y"
+        );
+        for (i, r) in run(LaunchOrder::Programmatic).iter().enumerate() {
+            let g = gate::compare(&serial[0], r);
+            assert_eq!(g.verdict, Verdict::Pass, "N {n}, round {i}: {g:?}");
+        }
+        eprintln!("N {n}: 8 programmatic chains equal the serial chain, bit for bit");
+    }
 }
 
 #[test]

@@ -38,8 +38,8 @@ pub struct Prepared {
     pub maps: Option<(TensorMap, TensorMap)>,
     pub a: u64,
     pub b: u64,
-    /// How the launch orders itself after the stream's previous kernel (programmatic unless
-    /// the caller says otherwise: a profile entry records the order it measured faster).
+    /// How the launch orders itself after the stream's previous kernel: serial unless the
+    /// caller says otherwise (a profile entry records the order the tuner measured faster).
     pub order: LaunchOrder,
     /// f32 words of workspace the launch needs (`Schedule::workspace_words`).
     pub workspace_words: u64,
@@ -179,7 +179,7 @@ impl LoadedVariant {
             maps,
             a,
             b,
-            order: LaunchOrder::Programmatic,
+            order: LaunchOrder::Serial,
             workspace_words: schedule.workspace_words(shape, self.resident_ctas),
         })
     }

@@ -55,13 +55,7 @@ impl PrepKernel {
         dst: u64,
     ) -> Result<(), DeviceError> {
         // Safety: a cudarc stream is a live stream of its context.
-        unsafe {
-            self.launch_raw(
-                stream.cu_stream(),
-                &[(prep, src, dst)],
-                LaunchOrder::Programmatic,
-            )
-        }
+        unsafe { self.launch_raw(stream.cu_stream(), &[(prep, src, dst)], LaunchOrder::Serial) }
     }
 
     /// Runs one or two passes `(prep, src, dst)` in one launch on a raw driver stream.
@@ -147,7 +141,7 @@ impl PreparedOperands {
             a: alloc(&plan.a)?,
             b: alloc(&plan.b)?,
             plan,
-            order: LaunchOrder::Programmatic,
+            order: LaunchOrder::Serial,
         })
     }
 

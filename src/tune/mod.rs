@@ -38,8 +38,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 
-/// Screen winners re-timed head to head against cuBLAS (launched programmatically; the first
-/// also serially) before one is chosen: with the confirmation, four head-to-heads per shape.
+/// Screen winners re-timed head to head against cuBLAS (launched serially; the first also
+/// programmatically) before one is chosen: with the confirmation, four head-to-heads per shape.
 pub const FINALISTS: usize = 2;
 
 /// What `forge tune` was asked to do.
@@ -403,10 +403,11 @@ fn measure(
     s.chosen = s.fastest_passing().map(|(c, _)| c.schedule);
     // The screen timed each candidate once beside one cuBLAS measurement; the finalists are
     // re-timed in alternating rounds against cuBLAS, and the best ratio is chosen.
-    // Each is launched programmatically (its launch and set-up overlap the previous kernel's
-    // tail), and the screen's fastest also serially: which order is faster depends on the
-    // shape (H200, 2026-12-03: programmatic +36% at 512³ and +20% at 257×513×1025 with its
-    // preparation pass, −14% at 128×14336×4096 with 86 CTAs on 132 SMs).
+    // Screens and finalists launch serially; the screen's fastest is also timed launched
+    // programmatically (its launch and set-up overlap the previous kernel's tail): which order
+    // is faster depends on the shape (H200, 2026-12-03: programmatic +36% at 512³ and +20% at
+    // 257×513×1025 with its preparation pass, −14% at 128×14336×4096 with 86 CTAs on 132 SMs,
+    // −10% at 128×5376×7168), so a programmatic screen mis-ranks (it did at 128×5376×7168).
     let fastest: Vec<Schedule> = s
         .fastest_passing_n(FINALISTS)
         .iter()
@@ -414,8 +415,8 @@ fn measure(
         .collect();
     let finalists = fastest
         .iter()
-        .map(|&f| (f, LaunchOrder::Programmatic))
-        .chain(fastest.first().map(|&f| (f, LaunchOrder::Serial)));
+        .map(|&f| (f, LaunchOrder::Serial))
+        .chain(fastest.first().map(|&f| (f, LaunchOrder::Programmatic)));
     for (schedule, launch) in finalists {
         match supervisor::head_to_head(opts, problem, schedule, launch) {
             Ok(h) => s.finalists.push(h),

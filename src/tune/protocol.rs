@@ -33,7 +33,7 @@ pub struct Job {
     /// The ordinal of the GPU the worker runs on.
     #[serde(default)]
     pub device: usize,
-    /// How the head-to-head launches the schedule (screens launch programmatically).
+    /// How the screen or the head-to-head launches its schedules.
     #[serde(default)]
     pub launch: LaunchOrder,
 }
@@ -58,7 +58,7 @@ impl Job {
             timing: timing.clone(),
             head_to_head: None,
             device,
-            launch: LaunchOrder::Programmatic,
+            launch: LaunchOrder::Serial,
         }
     }
 

@@ -137,11 +137,11 @@ pub fn measured_entry(s: &ShapeReport) -> Option<Entry> {
         .as_ref()
         .and_then(|h| h.burst_ratio())
         .filter(|r| r.is_finite() && *r > 0.0);
-    // Screens launch programmatically; a head-to-head says how it launched.
+    // Screens launch serially; a head-to-head says how it launched.
     entry.launch = s
         .head_to_head
         .as_ref()
-        .map_or(LaunchOrder::Programmatic, |h| h.launch);
+        .map_or(LaunchOrder::Serial, |h| h.launch);
     entry.gate = Gate::Passed;
     entry.runners_up = passing
         .iter()

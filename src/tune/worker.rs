@@ -116,7 +116,7 @@ impl<'a> Runner<'a> {
         })
     }
 
-    /// Launches the preparation passes and the GEMM in `order` (programmatic unless set).
+    /// Launches the preparation passes and the GEMM in `order` (serial unless set).
     pub fn with_order(mut self, order: LaunchOrder) -> Runner<'a> {
         for plan in &mut self.plans {
             plan.order = order;
@@ -497,7 +497,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                     layout,
                     &shape,
                     inputs.operands(),
-                )?;
+                )?
+                .with_order(job.launch);
                 let out = run_once(&gpu, &runner, &schedule, &inputs)?;
                 let gate = gate::compare(&golden, &out);
                 let (summary, _) = time_runner(&gpu, &runner, &inputs, &job.timing)?;
