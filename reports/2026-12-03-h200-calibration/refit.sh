@@ -11,7 +11,7 @@ H=256x4096x4096,1536x6144x2048,4096x1024x4096,6000x2000x1500,640x2560x10240,2560
 SWAP=512x512x512,1024x1024x1024,2048x2048x2048,128x5376x7168,3000x5000x1000,2048x8192x512
 NEW=4096x4096x4096,96x12288x3072,768x3072x768,2048x2048x8192,8192x1024x1024,300x7000x2500,4096x4096x512,1000x3000x2000
 START=tests/fixtures/model-2026-12-02.toml   # the hand-set constants (before any calibration)
-P=profiles/sm_90a-h200.toml
+P=reports/2026-12-03-h200-suite-rne/profile.toml  # the profile shipped when the calibration data were taken
 # Set 1 only: the fixed 6/6 split (continuity with session 4) + leave-one-shape-out (12).
 $FORGE calibrate --fit $D --holdout $H --profile $P --start $START --sweeps 80 > $D/fit.txt
 # Set 1 only: the swapped split.

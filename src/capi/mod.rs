@@ -669,10 +669,17 @@ mod tests {
             unsafe { forge_profile_select(out, FORGE_LAYOUT_TN, 2048, 2048, 2048, &mut sel) };
         assert_eq!(status, FORGE_OK);
         let name = unsafe { CStr::from_ptr(sel.schedule.as_ptr()) };
-        assert_eq!(
-            name.to_str().unwrap(),
-            "wgmma_tf32_128x256x32_s4_wg2_swz16_np_c1_k1"
-        );
+        let expected =
+            crate::profile::Profile::load(std::path::Path::new(shipped.to_str().unwrap()))
+                .unwrap()
+                .select(&crate::problem::Problem::new(
+                    crate::schedule::Dtype::Tf32,
+                    crate::schedule::Layout::Tn,
+                    crate::shape::Shape::new(2048, 2048, 2048),
+                ))
+                .schedule
+                .name();
+        assert_eq!(name.to_str().unwrap(), expected);
         assert_eq!(sel.rule, FORGE_RULE_EXACT);
         let status = unsafe { forge_profile_select(out, FORGE_LAYOUT_TN, 0, 1, 1, &mut sel) };
         assert_eq!(status, FORGE_ERROR_INVALID_ARGUMENT);
