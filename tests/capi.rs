@@ -94,7 +94,21 @@ fn c_smoke_test_compiles_against_the_header_and_passes() {
         "gcc failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let run = Command::new(&exe).arg(shipped_profile()).output().unwrap();
+    // The schedule the shipped profile holds for 2048³ TN, which the C side must report.
+    let expected = Profile::load(&shipped_profile())
+        .unwrap()
+        .select(&forge::problem::Problem::new(
+            Dtype::Tf32,
+            forge::schedule::Layout::Tn,
+            Shape::new(2048, 2048, 2048),
+        ))
+        .schedule
+        .name();
+    let run = Command::new(&exe)
+        .arg(shipped_profile())
+        .arg(&expected)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     eprintln!("{stdout}{stderr}");
