@@ -16,10 +16,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn skipped(why: &str) {
-    // Written past the test harness's capture so CI logs show it.
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
-}
+mod common;
+use common::skipped;
 
 /// The repository: where it was built, else the working directory (a test binary carried to
 /// a GPU machine runs from the repository root there).

@@ -18,16 +18,8 @@ use forge::report::Verdict;
 use forge::schedule::{Dtype, Layout, Schedule};
 use forge::shape::Shape;
 
-fn gpu() -> Option<Gpu> {
-    match Gpu::open(0) {
-        Ok(g) => Some(g),
-        Err(e) => {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "SKIPPED: no CUDA device ({e})");
-            None
-        }
-    }
-}
+mod common;
+use common::gpu;
 
 const SEED: u64 = 7;
 

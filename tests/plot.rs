@@ -280,3 +280,56 @@ fn crowded_reports_keep_their_legends_inside_the_picture() {
         "determinism legend summarises"
     );
 }
+
+#[test]
+fn summary_names_the_lowest_ratio_of_each_regime_and_programmatic_launches() {
+    use forge::report::{HeadToHead, RegimeTimes};
+    use forge::schedule::LaunchOrder;
+    let mut r = fixture();
+    let md = summary_markdown(&r);
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("Geometric mean ratio over 3 shape(s)"))
+        .unwrap_or_else(|| panic!("geomean line in\n{md}"));
+    assert!(
+        line.ends_with("; lowest 0.941 at 128x21504x5376."),
+        "{line}"
+    );
+    assert!(
+        !md.contains("Burst regime"),
+        "no burst regime in the fixture"
+    );
+    assert!(!md.contains("(programmatic)"), "{md}");
+    // A programmatic head-to-head for 1024x8192x4096, its burst regime lower than the others'.
+    let s = r
+        .shapes
+        .iter_mut()
+        .find(|s| s.problem.shape.to_string() == "1024x8192x4096")
+        .unwrap();
+    let (chosen, own, cublas) = s
+        .parity()
+        .map(|(c, o, b)| (c, o.clone(), b.clone()))
+        .unwrap();
+    let mut slow = own.clone();
+    slow.median_us = cublas.median_us / 0.5;
+    s.head_to_head = Some(HeadToHead {
+        schedule: chosen,
+        launch: LaunchOrder::Programmatic,
+        own,
+        cublas: cublas.clone(),
+        rounds: 3,
+        burst: Some(RegimeTimes { own: slow, cublas }),
+    });
+    let md = summary_markdown(&r);
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| 1024x8192x4096 |") && l.contains("` (programmatic) |")),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "Burst regime: geometric mean 0.500 over 1 shape(s); lowest 0.500 at 1024x8192x4096."
+        ),
+        "{md}"
+    );
+}

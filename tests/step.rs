@@ -2,7 +2,6 @@
 //! one line (no GPU), and on a GPU the device step matches the FP64 host model and repeats
 //! bit for bit. Without libnvrtc or a CUDA device the tests print a visible SKIPPED line.
 
-use forge::device::Gpu;
 use forge::device::cache::KernelCache;
 use forge::device::fill::UtilKernels;
 use forge::device::nvrtc::{self, PtxasReport};
@@ -15,13 +14,10 @@ use forge::step::reference::{self, AdamState, Dims, Params};
 use forge::step::run::canonical_everywhere;
 use forge::step::snapshot::{compare, max_abs};
 use forge::step::trainer::Trainer;
-use std::io::Write;
 use std::process::Command;
 
-fn skipped(why: &str) {
-    // Written past the test harness's capture so CI logs show it.
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
-}
+mod common;
+use common::{gpu, skipped};
 
 #[test]
 fn step_kernels_compile_clean_for_sm_90a() {
@@ -105,16 +101,6 @@ fn argument_errors_are_one_line_and_fail() {
             lines == 1 || err.contains("For more information"),
             "{args:?}: {err}"
         );
-    }
-}
-
-fn gpu() -> Option<Gpu> {
-    match Gpu::open(0) {
-        Ok(g) => Some(g),
-        Err(e) => {
-            skipped(&format!("no CUDA device ({e})"));
-            None
-        }
     }
 }
 

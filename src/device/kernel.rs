@@ -309,15 +309,37 @@ unsafe fn launch_1d(
 
 /// Whether programmatic launches are allowed at all: `FORGE_PDL=0` in the environment turns
 /// every [`LaunchOrder::Programmatic`] launch into a serial one (read once).
-fn programmatic_allowed() -> bool {
+pub fn programmatic_allowed() -> bool {
     static ALLOWED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ALLOWED.get_or_init(|| std::env::var("FORGE_PDL").map_or(true, |v| v.trim() != "0"))
+}
+
+/// The order a launch asked for `order` actually gets: serial when `FORGE_PDL=0`.
+pub fn effective_order(order: LaunchOrder) -> LaunchOrder {
+    if programmatic_allowed() {
+        order
+    } else {
+        LaunchOrder::Serial
+    }
+}
+
+/// Whether `stream` is being captured into a CUDA graph. Programmatic launches are not used
+/// there: their graph edges have not been run on a GPU by forge's tests.
+///
+/// # Safety
+/// `stream` must be null or a live stream of the current context.
+unsafe fn capturing(stream: sys::CUstream) -> bool {
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    // Safety: the caller's guarantees; `status` is a valid out-pointer.
+    let ok = unsafe { sys::cuStreamIsCapturing(stream, &mut status) }.result();
+    ok.is_err() || status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE
 }
 
 /// Launches `func` on a `grid` of `block`-shaped blocks with `smem` bytes of dynamic shared
 /// memory, ordered after the stream's previous work as `order` says: programmatic only for
 /// kernels that execute `griddepcontrol.wait` before any global access (forge's GEMMs, split-K
-/// reduction and operand preparation; `kernels/ABI.md` "Launch order"). Raw (`cuLaunchKernelEx`): the hot path of every dispatched GEMM, where cudarc's
+/// reduction and operand preparation; `kernels/ABI.md` "Launch order"), never while `stream`
+/// is being captured into a graph, and not with `FORGE_PDL=0`. Raw (`cuLaunchKernelEx`): the hot path of every dispatched GEMM, where cudarc's
 /// launch builder would allocate its argument list per launch, and a tensor map is a
 /// 128-byte by-value parameter; the operand preparation and the step's kernels (launched
 /// inside a captured graph) use it too.
@@ -343,7 +365,9 @@ pub unsafe fn launch_raw(
         pad: [0; 4],
         value,
     };
-    let with_attribute = order == LaunchOrder::Programmatic && programmatic_allowed();
+    let with_attribute = effective_order(order) == LaunchOrder::Programmatic
+        // Safety: the caller's guarantees on `stream`.
+        && !unsafe { capturing(stream) };
     let config = sys::CUlaunchConfig {
         gridDimX: grid.0,
         gridDimY: grid.1,

@@ -413,10 +413,12 @@ fn measure(
         .iter()
         .map(|(c, _)| c.schedule)
         .collect();
-    let finalists = fastest
-        .iter()
-        .map(|&f| (f, LaunchOrder::Serial))
-        .chain(fastest.first().map(|&f| (f, LaunchOrder::Programmatic)));
+    let finalists = fastest.iter().map(|&f| (f, LaunchOrder::Serial)).chain(
+        fastest
+            .first()
+            .filter(|_| crate::device::kernel::programmatic_allowed())
+            .map(|&f| (f, LaunchOrder::Programmatic)),
+    );
     for (schedule, launch) in finalists {
         match supervisor::head_to_head(opts, problem, schedule, launch) {
             Ok(h) => s.finalists.push(h),

@@ -389,19 +389,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     if let Some(schedule) = job.head_to_head {
         loaded.load(&gpu, &cache, &schedule, &shape)?;
         let lv = loaded.get(&schedule, &shape);
-        grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
-        let runner = Runner::new(
-            &gpu,
-            lv,
-            &prep,
-            &schedule,
-            layout,
-            &shape,
-            inputs.operands(),
-        )?
-        .with_order(job.launch);
-        let out = run_once(&gpu, &runner, &schedule, &inputs)?;
-        if gate::compare(&golden, &out).verdict != crate::report::Verdict::Pass {
+        let (runner, gate) = gated_runner(&gpu, lv, &prep, &schedule, job, &mut inputs, &golden)?;
+        if gate.verdict != crate::report::Verdict::Pass {
             return Err(DeviceError::Other(format!(
                 "{schedule} no longer passes the gate"
             )));
@@ -424,7 +413,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         )?;
         emit(&Event::HeadToHead {
             schedule,
-            launch: job.launch,
+            // What the launches got (serial under FORGE_PDL=0, whatever was asked).
+            launch: crate::device::kernel::effective_order(job.launch),
             own: measurement(&summarize(&sustained.own), flops),
             cublas: measurement(&summarize(&sustained.cublas), flops),
             rounds: regimes.sustained_rounds.max(1) as u32,
@@ -488,19 +478,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                     None => {}
                 }
                 let lv = loaded.get(&schedule, &shape);
-                grow_workspace(&gpu, &mut inputs, lv, &schedule, &shape)?;
-                let runner = Runner::new(
-                    &gpu,
-                    lv,
-                    &prep,
-                    &schedule,
-                    layout,
-                    &shape,
-                    inputs.operands(),
-                )?
-                .with_order(job.launch);
-                let out = run_once(&gpu, &runner, &schedule, &inputs)?;
-                let gate = gate::compare(&golden, &out);
+                let (runner, gate) =
+                    gated_runner(&gpu, lv, &prep, &schedule, job, &mut inputs, &golden)?;
                 let (summary, _) = time_runner(&gpu, &runner, &inputs, &job.timing)?;
                 // The last timed launch on set 0 must still give C₀ (a chained tail depends on
                 // the previous launch leaving its flags at zero).
@@ -638,6 +617,33 @@ pub fn run_once(
 }
 
 /// Reallocates the shared workspace when a schedule needs more than it holds.
+/// `schedule` ready on every input set (workspace grown, operands prepared, launched in the
+/// job's order) and its output on set 0 compared bit for bit with the canonical `golden`.
+fn gated_runner<'a>(
+    gpu: &Gpu,
+    lv: &'a LoadedVariant,
+    prep: &'a PrepKernel,
+    schedule: &Schedule,
+    job: &Job,
+    inputs: &mut Inputs,
+    golden: &[f32],
+) -> Result<(Runner<'a>, GateResult), DeviceError> {
+    let shape = job.problem.shape;
+    grow_workspace(gpu, inputs, lv, schedule, &shape)?;
+    let runner = Runner::new(
+        gpu,
+        lv,
+        prep,
+        schedule,
+        job.problem.layout,
+        &shape,
+        inputs.operands(),
+    )?
+    .with_order(job.launch);
+    let out = run_once(gpu, &runner, schedule, inputs)?;
+    Ok((runner, gate::compare(golden, &out)))
+}
+
 fn grow_workspace(
     gpu: &Gpu,
     inputs: &mut Inputs,
