@@ -833,6 +833,9 @@ impl Profile {
     /// The `k` entries of the problem's dtype and layout nearest to it in log space
     /// (distance² = ln²(M/M') + ln²(N/N') + ln²(K/K')), nearest first (ties: file order).
     fn nearest_entries(&self, problem: &Problem, k: usize) -> Vec<usize> {
+        if k == 0 {
+            return vec![]; // the run-time rule: nothing to sort
+        }
         let wanted = log_dims(&problem.shape);
         let mut by_distance: Vec<(f64, usize)> = self
             .entries
