@@ -67,6 +67,12 @@ pub struct GlobalConstants {
     /// splits its requests).
     #[serde(default = "one")]
     pub unaligned_row_l2_factor: f64,
+    /// Fraction of the ideal L2 saving a wgmma cluster's TMA multicast of B realizes on
+    /// operands streamed from DRAM: B's L2 → SM traffic is divided by `1 +
+    /// multicast_l2_saving·(1 − kept(L2_eff / (A + B)))·(c − 1)` (1 = ideal; nothing is saved
+    /// while A + B stay in the usable L2).
+    #[serde(default = "one")]
+    pub multicast_l2_saving: f64,
 }
 
 fn one() -> f64 {
@@ -437,6 +443,13 @@ impl CostModel {
         }
         range("global.overlap_loss", g.overlap_loss, 0.0, 1.0, SHARE)?;
         range(
+            "global.multicast_l2_saving",
+            g.multicast_l2_saving,
+            0.0,
+            1.0,
+            SHARE,
+        )?;
+        range(
             "global.l2_share_loss_per_doubling",
             g.l2_share_loss_per_doubling,
             0.0,
@@ -729,7 +742,12 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let k_span = k_unit * bk;
     let c_tile_bytes = bm * bn * 4.0;
     let multicast = if s.family == Family::Wgmma && s.cluster > 1 {
-        cluster
+        // Multicast saves L2 requests for operands streamed from DRAM; while A + B stay in
+        // the usable L2 (every panel an L2 hit) it saves nothing measurable (1024³: 2-CTA
+        // clusters measured 10–20% slower, not faster).
+        let operands = (m + n) * (shape.k as f64 / splits) * elem;
+        let streamed = 1.0 - kept(ctx.l2_reuse_bytes / operands);
+        1.0 + g.multicast_l2_saving * streamed * (cluster - 1.0)
     } else {
         1.0
     };
@@ -1294,6 +1312,40 @@ mod tests {
             assert!(
                 (predicted - measured).abs() < 0.10,
                 "{shape}: pp/cooperative predicted {predicted:.3}, measured {measured:.3}"
+            );
+        }
+    }
+
+    #[test]
+    fn cluster_multicast_saves_l2_only_on_operands_streamed_from_dram() {
+        // H200, reports/2026-12-03-h200-calibration/calibration.csv (same schedule, cluster 1
+        // vs 2): at 1024^3 (8 MB of operands, all L2 hits) the 2-CTA cluster measured slower,
+        // 13.11 vs 10.93 us; at 256x4096x4096 (B alone 64 MB) it measured faster, 34.38 vs
+        // 43.53 us.
+        let m = CostModel::shipped();
+        let arch = h200();
+        for (shape, measured) in [
+            (Shape::new(1024, 1024, 1024), 13.112 / 10.929),
+            (Shape::new(256, 4096, 4096), 34.379 / 43.534),
+        ] {
+            let p = |c: u32| {
+                let name = format!("wgmma_tf32_64x128x32_s7_wg1_swz1_np_c{c}_k1");
+                m.predict(&arch, &sched(&name), &shape, Layout::Tn)
+            };
+            let (one, two) = (p(1), p(2));
+            let predicted = two.time_us / one.time_us;
+            assert_eq!(
+                predicted > 1.0,
+                measured > 1.0,
+                "{shape}: cluster 2 / 1 predicted {predicted:.3}, measured {measured:.3}"
+            );
+            // The multicast saving itself: none while the operands fit in the usable L2.
+            let fits = shape.m == 1024;
+            assert_eq!(
+                two.terms.cluster_savings_us == 0.0,
+                fits,
+                "{shape}: {}",
+                two.terms.cluster_savings_us
             );
         }
     }

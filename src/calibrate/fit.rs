@@ -35,8 +35,11 @@ const fn free(key: &'static str, lo: f64, hi: f64) -> Free {
 /// physical limits the free fit ran past (it traded them against the fill and epilogue terms):
 /// the persistent scheduler's cost per extra unit is index math and a barrier (≤ 500 clk, it
 /// went to 2,100–4,150), and C leaves an SM at most at its 128 B/clk L1/shared-memory port (it
-/// went to the 1,024 bound, pricing the epilogue's stores at nothing).
-pub const FREE: [Free; 28] = [
+/// went to the 1,024 bound, pricing the epilogue's stores at nothing). The shared-memory
+/// bandwidth is bounded by the same 128 B/clk (32 banks × 4 B): with the multicast term the
+/// free fit ran it to 512, pricing ping-pong's second read of B at nothing (measured: pp
+/// 1.08–1.22× the cooperative kernel's time).
+pub const FREE: [Free; 29] = [
     free("global.launch_us", 0.5, 10.0),
     free("global.dram_efficiency", 0.5, 1.0),
     free("global.l2_effective_fraction", 0.2, 1.0),
@@ -45,11 +48,12 @@ pub const FREE: [Free; 28] = [
     free("global.pipeline_latency_clk", 100.0, 4000.0),
     free("global.epilogue_fixed_clk", 0.0, 5000.0),
     free("global.epilogue_bytes_per_clk_per_sm", 16.0, 128.0),
-    free("global.smem_bytes_per_clk_per_sm", 32.0, 512.0),
+    free("global.smem_bytes_per_clk_per_sm", 32.0, 128.0),
     free("global.persistent_unit_clk", 0.0, 500.0),
     free("global.l2_port_bytes_per_clk_per_sm", 16.0, 1024.0),
     free("global.l2_share_loss_per_doubling", 0.0, 0.5),
     free("global.unaligned_row_l2_factor", 1.0, 4.0),
+    free("global.multicast_l2_saving", 0.0, 1.0),
     free("l2_bytes_per_clk_per_sm.{arch}", 8.0, 512.0),
     free("family.mma_sync.efficiency.{arch}", 0.05, 1.0),
     free("family.mma_sync.issue_fraction.4", 0.1, 1.0),
@@ -303,6 +307,9 @@ pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<Sh
     })
 }
 
+/// "Near the best": measured within this factor of the fastest point (1%).
+pub const NEAR_BEST: f64 = 1.01;
+
 /// Metrics over a set of shapes.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -313,6 +320,11 @@ pub struct Summary {
     /// Fraction of shapes whose fastest point is in the model's top 4 (16).
     pub best_in_top4: f64,
     pub best_in_top16: f64,
+    /// Fraction of shapes whose model top 4 holds a point measured within 1% of the fastest
+    /// (a tolerant companion of `best_in_top4`, which counts only the fastest point itself:
+    /// 1–29 schedules per shape measure within 3% of the best, so the strict count hinges on
+    /// near-ties).
+    pub near_best_in_top4: f64,
     pub top4_efficiency_geomean: f64,
     /// Median over shapes of ρ.
     pub rho_median: f64,
@@ -355,6 +367,11 @@ pub fn summary_of(m: Vec<ShapeMetrics>) -> Summary {
         worst_top1: m.iter().map(|x| x.top1).fold(f64::INFINITY, f64::min),
         best_in_top4: m.iter().filter(|x| x.best_in_top4).count() as f64 / n,
         best_in_top16: m.iter().filter(|x| x.best_in_top16).count() as f64 / n,
+        near_best_in_top4: m
+            .iter()
+            .filter(|x| x.top4_efficiency * NEAR_BEST >= 1.0)
+            .count() as f64
+            / n,
         top4_efficiency_geomean: geo(&|x| x.top4_efficiency),
         rho_median: median(rhos.clone()),
         rho_min: rhos.iter().copied().fold(f64::INFINITY, f64::min),
@@ -565,11 +582,13 @@ impl FitReport {
             let _ = writeln!(
                 o,
                 "{what:<20} top-1 {:.3} (worst {:.3})  best in top-4 {:>3.0}%  top-16 {:>3.0}%  \
-                 top-4 eff. {:.3}  rho median {:.2} (min {:.2})  median |pred/meas-1| {:.1}%",
+                 (within 1% of best in top-4 {:>3.0}%)  top-4 eff. {:.3}  rho median {:.2} \
+                 (min {:.2})  median |pred/meas-1| {:.1}%",
                 s.top1_geomean,
                 s.worst_top1,
                 s.best_in_top4 * 100.0,
                 s.best_in_top16 * 100.0,
+                s.near_best_in_top4 * 100.0,
                 s.top4_efficiency_geomean,
                 s.rho_median,
                 s.rho_min,
