@@ -157,8 +157,8 @@ impl Dispatcher {
 
     /// The schedule a problem gets: the profile's exact entry; else, with tuning on first use
     /// (TN problems), the cache file's choice or a fresh brief tune (appended to the file);
-    /// else the profile's rule. Remembered per problem: the model rule is not free.
-    /// The schedule for `problem` and how to launch it.
+    /// else the profile's rule; with the order to launch it in (the exact entry's, else serial).
+    /// Remembered per problem: the model rule is not free.
     fn choose(&self, problem: &Problem) -> Result<(Schedule, LaunchOrder), DeviceError> {
         if let Some(s) = self.chosen.read().expect("lock").get(problem) {
             return Ok(*s);

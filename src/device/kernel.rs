@@ -314,7 +314,7 @@ pub fn programmatic_allowed() -> bool {
     *ALLOWED.get_or_init(|| std::env::var("FORGE_PDL").map_or(true, |v| v.trim() != "0"))
 }
 
-/// The order a launch asked for `order` actually gets: serial when `FORGE_PDL=0`.
+/// The order a launch that asks for `order` gets: serial when `FORGE_PDL=0`.
 pub fn effective_order(order: LaunchOrder) -> LaunchOrder {
     if programmatic_allowed() {
         order
@@ -339,10 +339,10 @@ unsafe fn capturing(stream: sys::CUstream) -> bool {
 /// memory, ordered after the stream's previous work as `order` says: programmatic only for
 /// kernels that execute `griddepcontrol.wait` before any global access (forge's GEMMs, split-K
 /// reduction and operand preparation; `kernels/ABI.md` "Launch order"), never while `stream`
-/// is being captured into a graph, and not with `FORGE_PDL=0`. Raw (`cuLaunchKernelEx`): the hot path of every dispatched GEMM, where cudarc's
-/// launch builder would allocate its argument list per launch, and a tensor map is a
-/// 128-byte by-value parameter; the operand preparation and the step's kernels (launched
-/// inside a captured graph) use it too.
+/// is being captured into a graph, and not with `FORGE_PDL=0`. Raw (`cuLaunchKernelEx`): the
+/// hot path of every dispatched GEMM, where cudarc's launch builder would allocate its
+/// argument list per launch, and a tensor map is a 128-byte by-value parameter; the operand
+/// preparation and the step's kernels (launched inside a captured graph) use it too.
 ///
 /// # Safety
 /// `args` must point at values matching `func`'s parameters, alive for the call (and every
