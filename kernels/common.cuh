@@ -246,9 +246,10 @@ __device__ __forceinline__ float* forge_out_base(float* C, float* workspace, con
 }
 
 // ---------------------------------------------------------------------------------------------
-// Programmatic dependent launch (ABI.md "Launch order"). The host launches every GEMM, split-K
-// reduction and preparation pass with programmatic stream serialization, so the next kernel of
-// the stream may be scheduled while this one runs: each kernel signals that at once
+// Programmatic dependent launch (ABI.md "Launch order"). The host may launch a GEMM, split-K
+// reduction or preparation pass with programmatic stream serialization (where a profile entry
+// measured it faster), so the next kernel of the stream may be scheduled while this one runs
+// and this one while the previous runs: each kernel signals the next at once
 // (forge_pdl_allow_next) and waits for the previous grid to have completed, its memory visible,
 // before its first global access (forge_pdl_wait). What overlaps is launch latency and set-up
 // (barrier init, tensor-map prefetch), never a memory access. Without the launch attribute both
