@@ -40,8 +40,7 @@ struct ForgeParams {
     int raster_n;  // 1: bands of tile-rows walked along n; 0: m and n swapped
     int splits;    // split-K count (>= 1); only read when FORGE_SPLITK == 1
     int tail_pieces;  // K pieces per tail tile (>= 1); only read when FORGE_CHAINED_TAIL == 1
-    int c_map;     // wgmma: 1 when the C store map is valid (the store ring's TMA stores)
-};                 // 32 bytes, passed by value
+};                 // 28 bytes, passed by value
 
 struct alignas(64) ForgeTensorMap {
     unsigned long long opaque[16];  // a CUtensorMap encoded by the host

@@ -84,33 +84,8 @@
 // 232448 B: the sm_90 opt-in limit (227 KB) for static + dynamic shared memory; the dynamic
 // part is ABI.md's STAGES·STAGE_BYTES + 1024, the static part the barriers and the buffers.
 #define FWG_EPI_STAGED                                                                         \
-    (FORGE_EPILOGUE_STAGED && !FWG_EPI_RING && FWG_BN % FWG_EPI_COLS == 0 &&                   \
+    (FORGE_EPILOGUE_STAGED && FWG_BN % FWG_EPI_COLS == 0 &&                                    \
      FWG_ST * FWG_STAGE_BYTES + 1024 + FWG_EPI_BYTES + 24 * FWG_ST + 64 <= 232448)
-// C store ring (FORGE_EPI_SLOTS > 0, chosen by the host: Schedule::epilogue_ring_slots; ABI.md
-// "Epilogue"): dynamic shared memory after the stages holds FORGE_EPI_SLOTS panels of 64 rows ×
-// 32 columns (8 KB, 128-byte swizzled rows), FWG_RING_WG of them per consumer warpgroup. A
-// warpgroup writes each panel of its accumulators into its next slot, and one thread stores
-// the slot with a TMA bulk tensor store (cp.async.bulk.tensor, bulk_group) that completes in
-// the background: the CTA goes on to its next unit, and a slot is waited for (its store having
-// read it) only when the ring wraps. TMA clips the box at M and N. Used when the launch
-// passes a C store map (p.c_map: N % 4 == 0, aligned output); otherwise the direct stores.
-#ifndef FORGE_EPI_SLOTS
-#define FORGE_EPI_SLOTS 0
-#endif
-#define FWG_EPI_RING (FORGE_EPI_SLOTS > 0)
-#define FWG_PANEL_BYTES (64 * 32 * 4)
-#define FWG_RING_WG (FORGE_EPI_SLOTS / FWG_WG)  // slots per consumer warpgroup
-// Who drains the ring (FORGE_RING_STORE): 1 (default) the store warps, warps 1..3 of the
-// producer warpgroup (idle when the copy engine rounds), with 16-byte st.global, so the C
-// stores do not queue in the TMA unit ahead of the next unit's loads; 0 the TMA bulk store
-// (cp.async.bulk.tensor) of each slot by one consumer thread, through the C store map.
-// slot_full[i] (count 128): the consumer warpgroup's threads wrote slot i; slot_free[i] (count
-// 96): the store warps read it. The producer-form rounding pass needs warps 1..3: TMA there.
-#ifndef FORGE_RING_STORE
-#define FORGE_RING_STORE 1
-#endif
-#define FWG_RING_WARPS (FWG_EPI_RING && FORGE_RING_STORE == 1 && !FWG_ROUND_BY_PRODUCER)
-#define FWG_RING_TMA (FWG_EPI_RING && !FWG_RING_WARPS)
 
 static_assert(FORGE_BK == 32, "wgmma_tf32: BK must be 32 (32 f32 = one 128-byte swizzle row)");
 static_assert(FWG_WG == 1 || FWG_WG == 2, "wgmma_tf32: FORGE_CONSUMER_WG is 1 or 2");
@@ -126,14 +101,6 @@ static_assert(!FORGE_CHAINED_TAIL || (FWG_CL == 1 && !FORGE_SPLITK && FORGE_PERS
 #define FWG_CT (128 * FWG_WG)            // consumer threads
 static_assert(!FORGE_PINGPONG || (FWG_WG == 2 && FORGE_PERSISTENT && !FORGE_CHAINED_TAIL),
               "wgmma_tf32: ping-pong needs 2 consumer warpgroups, persistent, no chained tail");
-static_assert(!FWG_EPI_RING || (!FORGE_PINGPONG && FWG_BN % 32 == 0 && FORGE_EPI_SLOTS % FWG_WG == 0 &&
-                                FWG_RING_WG >= 2 && FORGE_EPI_SLOTS <= FWG_MB * FWG_WG * FWG_BN / 32),
-              "wgmma_tf32: the C store ring needs BN % 32 == 0, no ping-pong, >= 2 slots per "
-              "warpgroup and at most one tile of panels");
-static_assert(!FWG_EPI_RING || (FWG_RING_WG & (FWG_RING_WG - 1)) == 0,
-              "wgmma_tf32: the C store ring has a power of two of slots per warpgroup");
-static_assert(FWG_ST * FWG_STAGE_BYTES + 1024 + FORGE_EPI_SLOTS * (FWG_PANEL_BYTES + 16) + 24 * FWG_ST + 64 <= 232448,
-              "wgmma_tf32: stages and C store ring exceed the shared memory limit");
 #define FWG_RELEASERS (FORGE_PINGPONG ? 4 : FWG_WG * 4)  // consumer warps that read each stage
 
 // ---------------------------------------------------------------------------------------------
@@ -175,7 +142,7 @@ static_assert(!(FORGE_PINGPONG && FWG_ROUND_BY_CONSUMERS),
 // CTA per SM. Truncation keeps 40 / 232 (wg2) and 40 / 240 (wg1). The producer form's rounding
 // warps keep 8 chunks (32 registers) in flight, so the producer warpgroup gets 56: 128·56 +
 // 256·224 = 64512 (wg2, = the 168-register launch allocation × 384), 128·56 + 128·240 (wg1).
-#if FWG_ROUND_BY_PRODUCER || FWG_RING_WARPS  // the ring's store warps: 40 spilled (sk)
+#if FWG_ROUND_BY_PRODUCER
 #define FWG_PRODUCER_REGS 56
 #define FWG_CONSUMER_REGS (FWG_WG == 2 ? 224 : 240)
 #else
@@ -374,110 +341,6 @@ __device__ __forceinline__ void fwg_chain_store(const float (&acc)[FWG_MB][FWG_A
     }
 }
 
-#if FWG_EPI_RING
-// Stores this warpgroup's m64×BN accumulator block `acc` (rows from `row0`, columns from
-// `col0`, result slice `split`) panel by panel through its ring (slots at `ring`, position
-// `pos`, advanced). Every thread writes its fragment into the slot (128-byte rows, 16-byte
-// chunk c of row r at chunk c ^ (r % 8): each float2 write of a warp takes the minimum two
-// wavefronts).
-//  * Store warps: before writing slot i again, wait until the store warps have read it
-//    (slot_free[i]); after writing, arrive on slot_full[i] (release; they acquire).
-//  * TMA: each thread fences its writes to the async proxy; the warpgroup meets; thread 0
-//    issues the bulk store. Before meeting, thread 0 waits until the store that last used the
-//    NEXT slot has read it (at most FWG_RING_WG − 2 younger stores pending), so after the
-//    meeting every thread may write the next panel. The bulk groups are thread 0's own.
-__device__ __forceinline__ void fwg_store_block_ring(const float* acc, int row0, int col0, int split,
-                                                     const ForgeTensorMap* tmC, unsigned ring,
-                                                     unsigned bars, unsigned& pos, int cw, int tid) {
-    const int warp = tid >> 5, lane = tid & 31;
-    const unsigned r = (unsigned)(warp * 16 + (lane >> 2));  // first fragment row; r % 8 = lane/4
-    const unsigned sw = (unsigned)(lane >> 2);
-    const unsigned half = (unsigned)((lane >> 1) & 1);        // which 16-byte chunk of the pair
-    const unsigned off0 = r * 128u + 8u * (unsigned)(lane & 1);
-#pragma unroll
-    for (int pj = 0; pj < FWG_BN / 32; ++pj) {
-        const unsigned i = pos % FWG_RING_WG;
-        const unsigned slot = ring + i * FWG_PANEL_BYTES;
-#if FWG_RING_WARPS
-        // A fresh barrier's "previous phase" counts as complete: the first round does not wait.
-        const unsigned full = bars + 8u * (cw * FWG_RING_WG + i);
-        fwg_mbar_wait(full + 8u * FORGE_EPI_SLOTS, ((pos / FWG_RING_WG) & 1u) ^ 1u);
-#endif
-#pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-            const int j = pj * 4 + jj;
-            const unsigned a = slot + off0 + (((2u * jj + half) ^ sw) << 4);
-            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(acc[4 * j]), "f"(acc[4 * j + 1])
-                         : "memory");
-            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a + 8u * 128u), "f"(acc[4 * j + 2]),
-                         "f"(acc[4 * j + 3])
-                         : "memory");
-        }
-#if FWG_RING_WARPS
-        fwg_mbar_arrive(full);
-#else
-        fwg_fence_proxy_async();
-        if (tid == 0) asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(FWG_RING_WG - 2) : "memory");
-        asm volatile("bar.sync %0, 128;" ::"r"(2 + cw) : "memory");
-        if (tid == 0) {
-            asm volatile(
-                "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
-                    (unsigned long long)tmC),
-                "r"(slot), "r"(col0 + 32 * pj), "r"(row0), "r"(split)
-                : "memory");
-            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        }
-#endif
-        ++pos;
-    }
-}
-#endif
-#if FWG_RING_WARPS
-// Store warps (threads 32..127 of the producer warpgroup, `st` = 0..95): drain one panel of
-// consumer warpgroup `cw` (its ring position `pos`) to `out` at (row0, col0), the panel's
-// corner (N % 4 == 0, 16-byte aligned). A warp reads 4 rows × 128 B per instruction
-// (conflict-free under the swizzle) and writes them as 4 full 128-byte lines; rows ≥ M and
-// columns ≥ N (whole 16-byte chunks, as N % 4 == 0) are skipped.
-__device__ __forceinline__ void fwg_drain_panel(float* out, int row0, int col0, const ForgeParams& p,
-                                                unsigned ring, unsigned bars, unsigned pos, int cw,
-                                                int st) {
-    const unsigned i = pos % FWG_RING_WG;
-    const unsigned slot = ring + (cw * FWG_RING_WG + i) * FWG_PANEL_BYTES;
-    const unsigned full = bars + 8u * (cw * FWG_RING_WG + i);
-    fwg_mbar_wait(full, (pos / FWG_RING_WG) & 1u);
-#pragma unroll 3  // loads in flight within the store warps' 56 registers (setmaxnreg)
-    for (int u = 0; u < (512 + 95) / 96; ++u) {
-        const int c = st + 96 * u;  // 16-byte chunk of the panel: row c / 8, chunk c % 8
-        if (c < 512) {
-            const int rr = c >> 3, ch = c & 7;
-            float4 v;
-            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-                         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                         : "r"(slot + (unsigned)rr * 128u + ((unsigned)(ch ^ (rr & 7)) << 4))
-                         : "memory");
-            const int row = row0 + rr, col = col0 + 4 * ch;
-            if (row < p.M && col < p.N)
-                asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(out + (long long)row * p.N + col),
-                             "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-                             : "memory");
-        }
-    }
-    fwg_mbar_arrive(full + 8u * FORGE_EPI_SLOTS);  // slot_free[i]: read, may be rewritten
-}
-#endif
-#if FWG_EPI_RING
-// Whether this launch stores C through the ring (consumers and store warps agree): the store
-// warps need 16-byte rows and base (N % 4 == 0, aligned C / workspace), TMA its C store map.
-__device__ __forceinline__ bool fwg_ring_on(const ForgeParams& p, const float* C, const float* ws) {
-#if FWG_RING_WARPS
-    const unsigned long long base = (unsigned long long)(p.splits > 1 && FORGE_SPLITK ? ws : C);
-    return (p.N & 3) == 0 && (base & 15) == 0 && !FORGE_DIAG_NO_EPILOGUE;
-#else
-    return p.c_map != 0;
-#endif
-}
-#endif
-
 __device__ __forceinline__ void fwg_st2(float* p, float a, float b) {
     asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
 }
@@ -571,20 +434,13 @@ extern "C" __global__ void __cluster_dims__(FORGE_CLUSTER, 1, 1) __launch_bounds
 extern "C" __global__ void __launch_bounds__(FWG_THREADS, 1)
 #endif
 forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ ForgeTensorMap tmB,
-           float* C, float* workspace, ForgeParams p, const __grid_constant__ ForgeTensorMap tmC) {
+           float* C, float* workspace, ForgeParams p) {
     extern __shared__ unsigned char fwg_smem_raw[];
     // full[0..ST), empty[0..ST), and with the producer-form rounding pass ready[0..ST).
     __shared__ __align__(8) unsigned long long fwg_bars[(FWG_ROUND_BY_PRODUCER ? 3 : 2) * FWG_ST];
 #if FWG_EPI_STAGED
     __shared__ __align__(16) float fwg_epi[FWG_WG * 4][16 * FWG_EPI_LD];  // one buffer per warp
 #endif
-#if FWG_RING_WARPS
-    __shared__ __align__(8) unsigned long long fwg_ring_bars[2 * FORGE_EPI_SLOTS];  // full, free
-    const unsigned ring_bars = fwg_smem_u32(&fwg_ring_bars[0]);
-#else
-    const unsigned ring_bars = 0;
-#endif
-    (void)ring_bars;
 #if FORGE_PINGPONG
     // turn[w] (count 1): completes once per unit of the other warpgroup, when that one has
     // issued its last wgmma of the unit (so every full[] phase before warpgroup w's next stage
@@ -611,12 +467,6 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             fwg_mbar_init(ready0 + 8 * s, FWG_RWARPS);  // one arrive per rounding warp
 #endif
         }
-#if FWG_RING_WARPS
-        for (int i = 0; i < FORGE_EPI_SLOTS; ++i) {
-            fwg_mbar_init(ring_bars + 8 * i, 128);                          // slot_full
-            fwg_mbar_init(ring_bars + 8 * (FORGE_EPI_SLOTS + i), 96);       // slot_free
-        }
-#endif
 #if FORGE_PINGPONG
         fwg_mbar_init(fwg_smem_u32(&fwg_turn[0]), 1);
         fwg_mbar_init(fwg_smem_u32(&fwg_turn[1]), 1);
@@ -692,29 +542,6 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             });
         }
 #endif
-#if FWG_RING_WARPS
-        else if (threadIdx.x >= 32 && fwg_ring_on(p, C, workspace)) {
-            // Store warps: the consumers' walk over units; every unit that stores C (all but
-            // the chained tail's handing-on pieces) comes through the ring, panel by panel in
-            // the order each consumer warpgroup writes them, the warpgroups interleaved.
-            const int st = (int)threadIdx.x - 32;
-            const unsigned ring = base + FWG_ST * FWG_STAGE_BYTES;
-            unsigned pos = 0;  // panels per consumer warpgroup so far (they advance together)
-            forge_for_each_unit(p, [&](const ForgeWork& w) {
-                if (FORGE_CHAINED_TAIL && w.piece + 1 < w.pieces) return;
-                float* out = forge_out_base(C, workspace, p, splits, w.split);
-                const int tile_r0 = forge_row0(w, (int)rank), tile_c0 = forge_col0(w);
-#pragma unroll 1
-                for (int mb = 0; mb < FWG_MB; ++mb)
-#pragma unroll 1
-                    for (int pj = 0; pj < FWG_BN / 32; ++pj, ++pos)
-#pragma unroll 1
-                        for (int cw = 0; cw < FWG_WG; ++cw)
-                            fwg_drain_panel(out, tile_r0 + cw * FWG_ROWS + 64 * mb, tile_c0 + 32 * pj,
-                                            p, ring, ring_bars, pos, cw, st);
-            });
-        }
-#endif
     } else {
         // ---------------- consumer warpgroups ----------------
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(FWG_CONSUMER_REGS));
@@ -729,12 +556,6 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
         const unsigned long long db0 = fwg_desc(base + FWG_A_BYTES);
 
         const int ct = cw * 128 + tid;
-#if FWG_EPI_RING
-        // This warpgroup's ring slots, after the stages; `ring_pos` counts its panels so far.
-        const unsigned ring = base + FWG_ST * FWG_STAGE_BYTES + cw * FWG_RING_WG * FWG_PANEL_BYTES;
-        unsigned ring_pos = 0;
-        const bool ring_on = fwg_ring_on(p, C, workspace);
-#endif
 #if FORGE_PINGPONG
         // Ping-pong: the CTA's units alternate between the warpgroups. A warpgroup moves its
         // ring position past the other's k-tiles without touching them; before its own unit
@@ -842,16 +663,6 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             const bool full = (tile_r0 + FWG_BM <= p.M) && (tile_c0 + FWG_BN <= p.N) && ((p.N & 1) == 0);
             const int row = tile_r0 + row_off + warp * 16 + (lane >> 2);
             const int col = tile_c0 + 2 * (lane & 3);
-#if FWG_EPI_RING
-            if (ring_on) {
-#pragma unroll
-                for (int mb = 0; mb < FWG_MB; ++mb)
-                    fwg_store_block_ring(acc[mb], tile_r0 + row_off + 64 * mb, tile_c0,
-                                         splits > 1 ? w.split : 0, &tmC, ring, ring_bars, ring_pos,
-                                         cw, tid);
-                return;
-            }
-#endif
 #if FWG_EPI_STAGED
             if (full && (p.N & 3) == 0) {
                 const unsigned buf = fwg_smem_u32(&fwg_epi[ct >> 5][0]);
@@ -865,12 +676,6 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
 #pragma unroll
             for (int mb = 0; mb < FWG_MB; ++mb) fwg_store_block(out, acc[mb], row + 64 * mb, col, p, full);
         });
-#if FWG_EPI_RING
-        // The ring's stores must have read shared memory before the CTA exits, and be complete.
-#if FWG_RING_TMA
-        if (tid == 0 && ring_on) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-#endif
-#endif
     }
     fwg_cluster_sync();  // no CTA leaves while its peer may still signal or write into it
 }

@@ -696,9 +696,7 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         .saturating_mul(gran)
         .min(arch.max_registers_per_thread.max(1));
     let by_regs = arch.registers_per_sm / (regs * threads).max(1);
-    // The pipeline's shared memory: the C store ring only takes what one CTA per SM leaves.
-    let by_smem =
-        arch.smem_per_sm_bytes / (s.pipeline_smem_bytes() + g.smem_reserved_per_cta_bytes).max(1);
+    let by_smem = arch.smem_per_sm_bytes / (s.smem_bytes() + g.smem_reserved_per_cta_bytes).max(1);
     let by_threads = arch.max_threads_per_sm / threads;
     let ctas_per_sm = by_regs
         .min(by_smem)
@@ -817,14 +815,10 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     // Ping-pong: one consumer warpgroup's epilogue runs under the other's MMAs, so a later
     // unit's epilogue is hidden; what ping-pong costs is its mainloop (128 rows per
     // warpgroup read B twice per K step: the shared-memory term).
-    // The asynchronous C store ring (`Schedule::epilogue_ring_slots`): the part of a tile the
-    // ring holds is stored while the next unit's main loop runs.
-    let ring_share =
-        (s.epilogue_ring_slots() * crate::schedule::EPILOGUE_PANEL_BYTES) as f64 / c_tile_bytes;
     let epilogue_overlap = if s.persistence == Persistence::PingPong {
         1.0
     } else {
-        fam.epilogue_overlap.max(ring_share.min(1.0))
+        fam.epilogue_overlap
     };
     let (fill_us, epi_us, cta_us) = if s.persistence.is_persistent() {
         let more = batches - 1.0;

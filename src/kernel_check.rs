@@ -82,15 +82,7 @@ pub fn check_matching(
     let vs: Vec<KernelVariant> = variants(arch).into_iter().filter(|v| keep(v)).collect();
     let results: Vec<(String, Result<PtxasReport, String>)> = vs
         .par_iter()
-        .map(|v| {
-            let ring = v.representative().epilogue_ring_slots();
-            let label = if ring > 0 {
-                format!("{} ring {ring}", v.label())
-            } else {
-                v.label()
-            };
-            (label, compile_clean(&cache, v, &arch.name))
-        })
+        .map(|v| (v.label(), compile_clean(&cache, v, &arch.name)))
         .collect();
     let mut report = CheckReport {
         total: results.len(),
@@ -104,7 +96,7 @@ pub fn check_matching(
                 report.clean += 1;
                 report
                     .lines
-                    .push(format!("{label:<60} {:>3} regs, 0 spills", p.registers));
+                    .push(format!("{label:<52} {:>3} regs, 0 spills", p.registers));
             }
             Err(e) => report.failed.push(format!("{label}: {e}")),
         }

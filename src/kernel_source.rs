@@ -5,7 +5,7 @@
 //! schedules share one compiled [`KernelVariant`].
 
 use crate::contract::Rounding;
-use crate::schedule::{Dtype, Family, Persistence, Raster, Schedule, Tile};
+use crate::schedule::{Dtype, Family, Persistence, Schedule, Tile};
 use crate::shape::Shape;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -62,23 +62,6 @@ impl KernelVariant {
         }
     }
 
-    /// A schedule compiled into this variant (raster, group and split count are run-time
-    /// parameters: any value gives the same threads and shared memory).
-    pub fn representative(&self) -> Schedule {
-        Schedule {
-            family: self.family,
-            dtype: self.dtype,
-            tile: self.tile,
-            stages: self.stages,
-            workers: self.workers,
-            group: 1,
-            raster: Raster::Row,
-            persistence: self.persistence,
-            cluster: self.cluster,
-            split_k: if self.split_k { 2 } else { 1 },
-        }
-    }
-
     /// A short readable label, e.g. `wgmma_tf32_128x256x32_s4_wg2_pers_c2_k0_v1_rn`.
     pub fn label(&self) -> String {
         format!(
@@ -117,7 +100,7 @@ impl KernelVariant {
              #define FORGE_PINGPONG {pingpong}\n\
              #define FORGE_CLUSTER {cluster}\n\
              #define FORGE_SPLITK {splitk}\n#define FORGE_VEC4 {vec4}\n\
-             #define FORGE_ROUND {round}\n#define FORGE_EPI_SLOTS {epi_slots}\n{round_in}",
+             #define FORGE_ROUND {round}\n{round_in}",
             label = self.label(),
             bm = self.tile.bm,
             bn = self.tile.bn,
@@ -131,7 +114,6 @@ impl KernelVariant {
             splitk = self.split_k as u8,
             vec4 = self.vec4 as u8,
             round = self.rounding.define(),
-            epi_slots = self.representative().epilogue_ring_slots(),
             round_in = match (self.family, self.rounding) {
                 (Family::Wgmma, Rounding::NearestEven) => {
                     format!("#define FORGE_ROUND_IN {}\n", wgmma_round_in().as_str())

@@ -224,21 +224,6 @@ pub const MAX_TAIL_PIECES: u64 = 32;
 /// (`FORGE_CHAIN_FLAG_WORDS` in kernels/common.cuh).
 pub const CHAIN_FLAG_WORDS: u64 = 1024;
 
-/// Bytes of one C store ring panel: 64 rows × 32 f32 columns (kernels/ABI.md "Epilogue").
-pub const EPILOGUE_PANEL_BYTES: u32 = 64 * 32 * 4;
-/// sm_90's opt-in limit on static + dynamic shared memory per CTA (227 KB).
-pub const WGMMA_SMEM_LIMIT: u32 = 232_448;
-/// Static shared memory the wgmma kernel keeps per stage at most (full, empty and, with the
-/// producer-form rounding pass, ready mbarriers).
-pub const WGMMA_STATIC_SMEM_PER_STAGE: u32 = 24;
-
-/// Whether the wgmma family stores C through the asynchronous ring: on unless the environment
-/// says `FORGE_EPILOGUE_TMA=0` (read once).
-pub fn epilogue_ring_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("FORGE_EPILOGUE_TMA").map_or(true, |v| v.trim() != "0"))
-}
-
 /// A CTA tile BM×BN with K step BK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Tile {
@@ -353,49 +338,14 @@ impl Schedule {
         }
     }
 
-    /// Dynamic shared memory per CTA, bytes (ABI.md's formula): the pipeline stages, and for
-    /// the wgmma family the 1024-byte alignment slack and the C store ring
-    /// ([`Schedule::epilogue_ring_slots`]).
+    /// Dynamic shared memory per CTA, bytes (ABI.md's formula).
     pub fn smem_bytes(&self) -> u32 {
-        self.pipeline_smem_bytes() + self.epilogue_ring_slots() * EPILOGUE_PANEL_BYTES
-    }
-
-    /// Dynamic shared memory of the pipeline alone (stages, alignment slack).
-    pub fn pipeline_smem_bytes(&self) -> u32 {
         let Tile { bm, bn, bk } = self.tile;
         let elem = self.dtype.operand_bytes();
         match self.family {
             Family::MmaSync => self.stages * (bm + bn) * (bk + 4) * elem,
             Family::Wgmma => self.stages * (bm + bn) * bk * elem + 1024,
         }
-    }
-
-    /// Panels of the asynchronous C store ring (`FORGE_EPI_SLOTS`, kernels/ABI.md "Epilogue"):
-    /// the wgmma family writes each 64-row × 32-column panel of its accumulators into a ring
-    /// slot of shared memory and stores it with a TMA bulk store that completes while the CTA
-    /// goes on, waiting for a slot only when the ring wraps. The ring takes the shared memory
-    /// the stages leave (every wgmma variant runs one CTA per SM: its register split claims the
-    /// register file), at most one tile, a power of two ≥ 2 per consumer warpgroup, else 0 (the
-    /// direct stores). Not for ping-pong (each warpgroup stores a whole tile of its own) or
-    /// BN % 32 ≠ 0; `FORGE_EPILOGUE_TMA=0` turns it off (A/B measurements).
-    pub fn epilogue_ring_slots(&self) -> u32 {
-        if self.family != Family::Wgmma
-            || self.persistence == Persistence::PingPong
-            || !self.tile.bn.is_multiple_of(32)
-            || !epilogue_ring_enabled()
-        {
-            return 0;
-        }
-        let wg = self.workers.max(1);
-        let panels = (self.tile.bm / 64) * (self.tile.bn / 32);
-        let used = self.pipeline_smem_bytes() + WGMMA_STATIC_SMEM_PER_STAGE * self.stages + 64;
-        // Each slot also takes two 8-byte mbarriers (full, free) in static shared memory.
-        let free = WGMMA_SMEM_LIMIT.saturating_sub(used) / (EPILOGUE_PANEL_BYTES + 16);
-        // A power of two per warpgroup: ring positions split into slot and phase by shifts.
-        let per_wg = (panels.min(free) / wg)
-            .checked_ilog2()
-            .map_or(0, |b| 1 << b);
-        if per_wg < 2 { 0 } else { per_wg * wg }
     }
 
     /// Static plus dynamic shared memory per CTA, bytes (the wgmma family keeps its 16-byte

@@ -58,41 +58,6 @@ fn ping_pong_variants_compile_clean_for_sm_90a() {
     }
 }
 
-/// The C store ring's variants at BN = 256 (kernel development: `cargo test --release --test
-/// kernels_ptxas ring`): every stage count, so rings of 2…8 panels per warpgroup and the
-/// variants where none fits; the test above covers them too.
-#[test]
-fn ring_epilogue_variants_compile_clean_for_sm_90a() {
-    if !forge::device::nvrtc::available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide libnvrtc (see .ci/run)"
-        );
-        return;
-    }
-    let arch = forge::arch::Arch::by_name("sm_90a").unwrap();
-    let report = forge::kernel_check::check_matching(&arch, |v| {
-        v.family == forge::schedule::Family::Wgmma && v.tile.bn == 256 && v.cluster == 1
-    })
-    .unwrap();
-    assert!(
-        report.failed.is_empty(),
-        "{} of {} variants failed:\n{}",
-        report.failed.len(),
-        report.total,
-        report.failed.join("\n")
-    );
-    let rings = report.lines.iter().filter(|l| l.contains("ring")).count();
-    assert!(
-        rings >= 4,
-        "only {rings} variants with a ring:\n{}",
-        report.lines.join("\n")
-    );
-    for line in &report.lines {
-        eprintln!("{line}");
-    }
-}
-
 /// The direct-store epilogue (`FORGE_EPILOGUE_STAGED=0`; the staged one, on by default, is in
 /// every variant of `every_variant_compiles_clean_for_sm_90a`) on the variants the staged one
 /// serves (full-width persistent, ping-pong, one warpgroup, cluster 2, and one whose buffers do

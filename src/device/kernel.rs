@@ -22,9 +22,6 @@ pub struct ForgeParams {
     pub raster_n: i32,
     pub splits: i32,
     pub tail_pieces: i32,
-    /// 1 when the launch passes a C store map (`c_map`): the wgmma epilogue stores through
-    /// its asynchronous ring; 0: direct stores.
-    pub c_map: i32,
 }
 
 /// A TMA descriptor (`CUtensorMap`, 128 bytes, 64-byte aligned).
@@ -64,8 +61,6 @@ pub struct LoadedVariant {
     sm_count: u32,
     /// The tensor maps round A and B to TF32 ([`KernelVariant::tma_rounds`]).
     tma_rounds: bool,
-    /// Panels of the C store ring compiled in (0: none; `Schedule::epilogue_ring_slots`).
-    epilogue_slots: u32,
 }
 
 impl LoadedVariant {
@@ -80,7 +75,18 @@ impl LoadedVariant {
         let gemm = module.load_function(GEMM_ENTRY)?;
         let reduce = module.load_function(SPLITK_REDUCE_ENTRY)?;
         // Any schedule of the variant gives the same threads and shared memory.
-        let probe = variant.representative();
+        let probe = Schedule {
+            family: variant.family,
+            dtype: variant.dtype,
+            tile: variant.tile,
+            stages: variant.stages,
+            workers: variant.workers,
+            group: 1,
+            raster: Raster::Row,
+            persistence: variant.persistence,
+            cluster: variant.cluster,
+            split_k: 1,
+        };
         let threads = probe.threads();
         let smem = probe.smem_bytes();
         gemm.set_attribute(
@@ -105,7 +111,6 @@ impl LoadedVariant {
             resident_ctas: per_sm as u64 * gpu.info.sm_count as u64,
             sm_count: gpu.info.sm_count,
             tma_rounds: variant.tma_rounds(),
-            epilogue_slots: probe.epilogue_ring_slots(),
         })
     }
 
@@ -149,7 +154,6 @@ impl LoadedVariant {
             raster_n: (schedule.raster == Raster::Row) as i32,
             splits: schedule.split_k as i32,
             tail_pieces: schedule.tail_pieces(shape, grid as u64) as i32,
-            c_map: 0,
         };
         let maps = match self.variant.family {
             Family::MmaSync => None,
@@ -211,16 +215,6 @@ impl LoadedVariant {
         let mut ws = workspace;
         let (mut a, mut b) = (p.a, p.b);
         let (mut map_a, mut map_b) = p.maps.unwrap_or((TensorMap([0; 16]), TensorMap([0; 16])));
-        // The C store map names this launch's output (C, or the split-K slices of the
-        // workspace), so it is encoded here, on the host (no device call).
-        let out = if params.splits > 1 { workspace } else { c };
-        let mut map_c = match self.c_store_map(&params, out) {
-            Some(map) => {
-                params.c_map = 1;
-                map
-            }
-            None => TensorMap([0; 16]),
-        };
         let (op_a, op_b): (*mut c_void, *mut c_void) = match self.variant.family {
             Family::MmaSync => (
                 &mut a as *mut u64 as *mut c_void,
@@ -231,18 +225,13 @@ impl LoadedVariant {
                 &mut map_b as *mut TensorMap as *mut c_void,
             ),
         };
-        let mut args: [*mut c_void; 6] = [
+        let mut args: [*mut c_void; 5] = [
             op_a,
             op_b,
             &mut c as *mut u64 as *mut c_void,
             &mut ws as *mut u64 as *mut c_void,
             &mut params as *mut ForgeParams as *mut c_void,
-            &mut map_c as *mut TensorMap as *mut c_void,
         ];
-        let args = match self.variant.family {
-            Family::MmaSync => &mut args[..5],
-            Family::Wgmma => &mut args[..],
-        };
         // Clustered kernels declare `__cluster_dims__` at compile time (a launch attribute
         // would conflict with it); the grid is a whole number of clusters.
         // Safety: `args` match `forge_gemm` (kernels/ABI.md); the caller vouches for `stream`.
@@ -253,7 +242,7 @@ impl LoadedVariant {
                 self.threads,
                 self.smem,
                 stream,
-                args,
+                &mut args,
                 p.order,
             )
         }?;
@@ -262,17 +251,6 @@ impl LoadedVariant {
             unsafe { self.launch_reduce(stream, workspace, c, p) }?;
         }
         Ok(())
-    }
-
-    /// The C store map of a launch writing its M×N result(s) at `out`, where the variant has
-    /// a store ring and TMA can address the output: N % 4 == 0 (16-byte row pitch) and a
-    /// 16-byte-aligned base; `None` keeps the direct stores.
-    fn c_store_map(&self, params: &ForgeParams, out: u64) -> Option<TensorMap> {
-        let (m, n) = (params.m as u32, params.n as u32);
-        if self.epilogue_slots == 0 || !n.is_multiple_of(4) || !out.is_multiple_of(16) || m == 0 || n == 0 {
-            return None;
-        }
-        encode_c_store_map(out, m, n, params.splits.max(1) as u32).ok()
     }
 
     /// # Safety
@@ -417,43 +395,6 @@ pub unsafe fn launch_raw(
     }
     .result()?;
     Ok(())
-}
-
-/// Encodes the output of a wgmma launch for the C store ring's TMA stores (kernels/ABI.md
-/// "Epilogue"): `splits` row-major M×N f32 matrices one after another (one when not split),
-/// a box of one 64-row × 32-column panel, 128-byte swizzle (the ring's layout). TMA clips the
-/// box at M and N, so ragged edge tiles need no other path.
-pub fn encode_c_store_map(
-    base: u64,
-    m: u32,
-    n: u32,
-    splits: u32,
-) -> Result<TensorMap, DeviceError> {
-    let mut map = TensorMap([0; 16]);
-    let dims: [u64; 3] = [n as u64, m as u64, splits as u64];
-    let strides: [u64; 2] = [n as u64 * 4, m as u64 * n as u64 * 4];
-    let boxes: [u32; 3] = [32, 64, 1];
-    let elem: [u32; 3] = [1, 1, 1];
-    // Raw: cudarc has no safe form for tensor maps.
-    unsafe {
-        sys::cuTensorMapEncodeTiled(
-            &mut map as *mut TensorMap as *mut sys::CUtensorMap,
-            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-            3,
-            base as *mut c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            boxes.as_ptr(),
-            elem.as_ptr(),
-            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
-            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
-    }
-    .result()
-    .map_err(|e| DeviceError::Other(format!("cuTensorMapEncodeTiled(C {m}x{n}x{splits}): {e}")))?;
-    Ok(map)
 }
 
 /// Encodes a 2-D f32 row-major tensor (`rows` × `cols`, K-major, row stride `ld` ≥ `cols`

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Session 6, the C store ring (kernels/wgmma_tf32.cu, FORGE_EPI_SLOTS), from a folder assembled by
+# Session 6, the C store ring (kernels/wgmma_tf32.cu, FORGE_EPI_SLOTS). The ring is not in the
+# tree any more (measured no faster, reverted): build commit f0fd04b (`git worktree add
+# /tmp/ring f0fd04b`, then in it) and assemble the folder with
 #   bash tests/device/build_drop.sh devdrop/s6b session6_ring.sh
 #   1. the GPU tests (tests/gpu.rs, gpu_layouts.rs, step.rs): every wgmma schedule there now
 #      stores through the ring where N % 4 == 0 (ragged tiles, split-K slices, chained tails);
