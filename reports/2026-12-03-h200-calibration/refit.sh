@@ -36,6 +36,10 @@ $FORGE calibrate --fit $D,$D2 --holdout $H --profile $P --sweeps 0 --no-loso \
   --out $D/fit-shipped > $D/fit-shipped.txt
 $FORGE calibrate --fit $D,$D2 --holdout $NEW --profile $P --sweeps 0 --no-loso \
   --out $D/fit-shipped-new8 > $D/fit-shipped-new8.txt
+# Selection over the pool of the profile shipped since session 5 (profiles/sm_90a-h200.toml),
+# judged on set 2 with the shipped constants (session 6; the data predate that profile).
+$FORGE calibrate --fit $D,$D2 --holdout $NEW --profile profiles/sm_90a-h200.toml --sweeps 0 \
+  --no-loso --out /tmp/fit-shipped-s5profile-new8 > $D/fit-shipped-s5profile-new8.txt
 # Per-point residuals are kept for fit.txt's, fit-20's and fit-all's models only.
 for d in fit-swapped fit-new8 fit-shipped fit-shipped-new8 fit-all20; do
   rm -f $D/$d/residuals.csv
