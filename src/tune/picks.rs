@@ -93,8 +93,10 @@ pub fn screen_picks(ranked: &[Ranked], top: usize, exhaustive: bool) -> Vec<(usi
     };
     add(&|s| s.split_k > 1);
     // The cost model prices ping-pong like plain persistence (it does not model the epilogue
-    // running under the other warpgroup's MMAs), so the best one is timed on the side.
-    add(&|s| s.persistence == Persistence::PingPong);
+    // running under the other warpgroup's MMAs), so the best one of each cluster size is timed
+    // on the side.
+    add(&|s| s.persistence == Persistence::PingPong && s.cluster == 1);
+    add(&|s| s.persistence == Persistence::PingPong && s.cluster > 1);
     if let Some(first) = ranked.first() {
         let canonical = Schedule::canonical(first.schedule.dtype);
         add(&|s| *s == canonical);
