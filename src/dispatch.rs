@@ -53,7 +53,7 @@ impl Plan {
     unsafe fn launch(&self, stream: sys::CUstream, c: u64) -> Result<(), DeviceError> {
         if let Some((kernel, operands)) = &self.operands {
             // Safety: the caller's guarantees; the plan's workspaces are alive.
-            unsafe { operands.run_raw(kernel, stream, self.a, self.b) }?;
+            unsafe { operands.run_raw(kernel, stream, (self.a, self.b), self.prepared.order) }?;
         }
         // Safety: as above.
         unsafe {
@@ -393,8 +393,7 @@ impl Dispatcher {
         let operands = if prep_plan.is_empty() {
             None
         } else {
-            let mut ops = PreparedOperands::new(&self.gpu, prep_plan)?;
-            ops.order = launch;
+            let ops = PreparedOperands::new(&self.gpu, prep_plan)?;
             Some((self.prep_kernel()?, ops))
         };
         let mut prepared = match &operands {

@@ -29,8 +29,6 @@ pub struct PreparedOperands {
     pub plan: PrepPlan,
     a: Option<DeviceBuffer>,
     b: Option<DeviceBuffer>,
-    /// How the passes' launch orders itself (the GEMM's order, which the caller sets).
-    pub order: LaunchOrder,
 }
 
 impl PrepKernel {
@@ -141,7 +139,6 @@ impl PreparedOperands {
             a: alloc(&plan.a)?,
             b: alloc(&plan.b)?,
             plan,
-            order: LaunchOrder::Serial,
         })
     }
 
@@ -162,7 +159,8 @@ impl PreparedOperands {
         )
     }
 
-    /// Runs the passes for stored operands `a`, `b`.
+    /// Runs the passes for stored operands `a`, `b`, launched in `order` (the GEMM plan's:
+    /// the passes and the GEMM they feed order themselves alike).
     ///
     /// # Safety
     /// As [`PrepKernel::launch_raw`], with `a`, `b` the stored operands.
@@ -170,8 +168,8 @@ impl PreparedOperands {
         &self,
         kernel: &PrepKernel,
         stream: sys::CUstream,
-        a: u64,
-        b: u64,
+        (a, b): (u64, u64),
+        order: LaunchOrder,
     ) -> Result<(), DeviceError> {
         let pa = self
             .plan
@@ -188,9 +186,9 @@ impl PreparedOperands {
         // Safety (each launch): the caller's guarantees; the buffers hold the plan's
         // workspaces.
         match (pa, pb) {
-            (Some(pa), Some(pb)) => unsafe { kernel.launch_raw(stream, &[pa, pb], self.order) },
+            (Some(pa), Some(pb)) => unsafe { kernel.launch_raw(stream, &[pa, pb], order) },
             (Some(one), None) | (None, Some(one)) => unsafe {
-                kernel.launch_raw(stream, &[one], self.order)
+                kernel.launch_raw(stream, &[one], order)
             },
             (None, None) => Ok(()),
         }
@@ -201,10 +199,10 @@ impl PreparedOperands {
         &self,
         kernel: &PrepKernel,
         stream: &CudaStream,
-        a: u64,
-        b: u64,
+        operands: (u64, u64),
+        order: LaunchOrder,
     ) -> Result<(), DeviceError> {
         // Safety: a cudarc stream is a live stream of its context.
-        unsafe { self.run_raw(kernel, stream.cu_stream(), a, b) }
+        unsafe { self.run_raw(kernel, stream.cu_stream(), operands, order) }
     }
 }

@@ -121,9 +121,6 @@ impl<'a> Runner<'a> {
         for plan in &mut self.plans {
             plan.order = order;
         }
-        if let Some((_, ops)) = &mut self.prep {
-            ops.order = order;
-        }
         self
     }
 
@@ -142,8 +139,12 @@ impl<'a> Runner<'a> {
     /// The preparation passes alone, on set `set`.
     pub fn launch_prep(&self, gpu: &Gpu, set: usize) -> Result<(), DeviceError> {
         if let Some((kernel, ops)) = &self.prep {
-            let (a, b) = self.operands[set];
-            ops.run(kernel, &gpu.stream, a, b)?;
+            ops.run(
+                kernel,
+                &gpu.stream,
+                self.operands[set],
+                self.plans[set].order,
+            )?;
         }
         Ok(())
     }
