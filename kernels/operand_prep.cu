@@ -58,25 +58,31 @@ forge_operand_prep(const __grid_constant__ ForgePrepPass p0,
     constexpr int LOADS_T = TILE_C / THREADS_Y;                            // 16
     constexpr int ROWS_PER_THREAD = TILE_R / THREADS_Y;                    // 4
     constexpr int COLS_PER_THREAD = TILE_C / THREADS_X;                    // 4
-    float v[ROWS_PER_THREAD][COLS_PER_THREAD];  // output (r0 + ty + 8i, c0 + 32j + tx)
     if (p.transpose) {
         // Stored K × rows: input row c (a K index) holds output column c. Read 128 input rows
-        // × 32 input columns, coalesced along r, then take the output's elements from the tile.
-        float t[LOADS_T];
+        // × 32 input columns, coalesced along r.
+        float v[LOADS_T];
         const long long r = r0 + tx;
 #pragma unroll
         for (int i = 0; i < LOADS_T; ++i) {
             const long long c = c0 + ty + i * THREADS_Y;
-            t[i] = (c < cols && r < rows) ? in[c * ld_in + r] : 0.0f;
+            v[i] = (c < cols && r < rows) ? in[c * ld_in + r] : 0.0f;
         }
 #pragma unroll
-        for (int i = 0; i < LOADS_T; ++i) tile[ty + i * THREADS_Y][tx] = t[i];
+        for (int i = 0; i < LOADS_T; ++i) tile[ty + i * THREADS_Y][tx] = v[i];
         __syncthreads();
+        // Write 32 output rows × 128 columns, coalesced along c.
 #pragma unroll
-        for (int i = 0; i < ROWS_PER_THREAD; ++i)
+        for (int i = 0; i < ROWS_PER_THREAD; ++i) {
+            const long long r = r0 + ty + i * THREADS_Y;
 #pragma unroll
-            for (int j = 0; j < COLS_PER_THREAD; ++j) v[i][j] = tile[j * THREADS_X + tx][ty + i * THREADS_Y];
+            for (int j = 0; j < COLS_PER_THREAD; ++j) {
+                const long long c = c0 + j * THREADS_X + tx;
+                if (r < rows && c < ld_out) out[r * ld_out + c] = tile[j * THREADS_X + tx][ty + i * THREADS_Y];
+            }
+        }
     } else {
+        float v[ROWS_PER_THREAD][COLS_PER_THREAD];
 #pragma unroll
         for (int i = 0; i < ROWS_PER_THREAD; ++i) {
             const long long r = r0 + ty + i * THREADS_Y;
@@ -86,15 +92,14 @@ forge_operand_prep(const __grid_constant__ ForgePrepPass p0,
                 v[i][j] = (r < rows && c < cols) ? in[r * ld_in + c] : 0.0f;
             }
         }
-    }
-    // Write 32 output rows × 128 columns, coalesced along c (zeros in the pad columns).
 #pragma unroll
-    for (int i = 0; i < ROWS_PER_THREAD; ++i) {
-        const long long r = r0 + ty + i * THREADS_Y;
+        for (int i = 0; i < ROWS_PER_THREAD; ++i) {
+            const long long r = r0 + ty + i * THREADS_Y;
 #pragma unroll
-        for (int j = 0; j < COLS_PER_THREAD; ++j) {
-            const long long c = c0 + j * THREADS_X + tx;
-            if (r < rows && c < ld_out) out[r * ld_out + c] = v[i][j];
+            for (int j = 0; j < COLS_PER_THREAD; ++j) {
+                const long long c = c0 + j * THREADS_X + tx;
+                if (r < rows && c < ld_out) out[r * ld_out + c] = v[i][j];
+            }
         }
     }
 }

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Session 6's closing device call, from a folder assembled by
-#   bash tests/device/build_drop.sh devdrop/s6f session6_final.sh
-# The GPU tests of the final binary (tests/gpu.rs, gpu_layouts.rs, step.rs): the preparation
-# passes now take the GEMM plan's launch order, and operand_prep.cu's two branches share one
-# store loop.
+# Session 6's closing device call (not run: two starts were refused and the session's device
+# time ran out): the GPU tests of the final binary (tests/gpu.rs, gpu_layouts.rs, step.rs),
+# which cover the preparation passes taking the GEMM plan's launch order. From a folder
+# assembled by `bash tests/device/build_drop.sh devdrop/s6f session6_final.sh`.
 set -uo pipefail
 here=$PWD
 FINAL=${OUT:-$PWD/gpu-out}
