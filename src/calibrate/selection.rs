@@ -71,7 +71,10 @@ fn measured(s: &ShapeData, schedule: &Schedule, arch: &Arch) -> Option<f64> {
     };
     s.timed()
         .find(|(p, _)| p.schedule == *schedule)
-        .or_else(|| s.timed().find(|(p, _)| key(&p.schedule) == key(schedule)))
+        .or_else(|| {
+            let wanted = key(schedule);
+            s.timed().find(|(p, _)| key(&p.schedule) == wanted)
+        })
         .map(|(_, t)| t)
 }
 

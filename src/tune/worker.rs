@@ -617,7 +617,6 @@ pub fn run_once(
     inputs.c[0].to_host(&gpu.stream)
 }
 
-/// Reallocates the shared workspace when a schedule needs more than it holds.
 /// `schedule` ready on every input set (workspace grown, operands prepared, launched in the
 /// job's order) and its output on set 0 compared bit for bit with the canonical `golden`.
 fn gated_runner<'a>(
@@ -645,6 +644,7 @@ fn gated_runner<'a>(
     Ok((runner, gate::compare(golden, &out)))
 }
 
+/// Reallocates the shared workspace when a schedule needs more than it holds.
 fn grow_workspace(
     gpu: &Gpu,
     inputs: &mut Inputs,
