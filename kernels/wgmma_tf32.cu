@@ -84,7 +84,7 @@
 // 232448 B: the sm_90 opt-in limit (227 KB) for static + dynamic shared memory; the dynamic
 // part is ABI.md's STAGES·STAGE_BYTES + 1024, the static part the barriers and the buffers.
 #define FWG_EPI_STAGED                                                                         \
-    (FORGE_EPILOGUE_STAGED && FWG_BN % FWG_EPI_COLS == 0 &&                                    \
+    (FORGE_EPILOGUE_STAGED &&                                                                  \
      FWG_ST * FWG_STAGE_BYTES + 1024 + FWG_EPI_BYTES + 24 * FWG_ST + 64 <= 232448)
 
 static_assert(FORGE_BK == 32, "wgmma_tf32: BK must be 32 (32 f32 = one 128-byte swizzle row)");
@@ -346,44 +346,59 @@ __device__ __forceinline__ void fwg_st2(float* p, float a, float b) {
 }
 
 #if FWG_EPI_STAGED
+// One chunk of W columns (a multiple of 8) of a staged store: fragment columns j0 .. j0 + W/8
+// of this warp's 16 rows go into its buffer (`w0`, `w1`: this lane's two fragment rows), then
+// back out as 16-byte row-contiguous stores at column `col`.
+template <int W>
+__device__ __forceinline__ void fwg_store_chunk_staged(float* out, const float* acc, int j0,
+                                                       int row0, int col, long long ldc,
+                                                       unsigned buf, unsigned w0, unsigned w1,
+                                                       int lane) {
+#pragma unroll
+    for (int jj = 0; jj < W / 8; ++jj) {
+        const int j = j0 + jj;
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(w0 + 32u * jj), "f"(acc[4 * j]),
+                     "f"(acc[4 * j + 1])
+                     : "memory");
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(w1 + 32u * jj), "f"(acc[4 * j + 2]),
+                     "f"(acc[4 * j + 3])
+                     : "memory");
+    }
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < 16 * W / 4 / 32; ++i) {
+        const int idx = i * 32 + lane;
+        const int r = idx / (W / 4), c4 = idx % (W / 4);
+        float4 v;
+        asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                     : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                     : "r"(buf + 4u * (unsigned)(r * FWG_EPI_LD + 4 * c4))
+                     : "memory");
+        float* q = out + (long long)(row0 + r) * ldc + col + 4 * c4;
+        asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(q), "f"(v.x), "f"(v.y),
+                     "f"(v.z), "f"(v.w)
+                     : "memory");
+    }
+    __syncwarp();  // the buffer is read before the next chunk overwrites it
+}
+
 // Staged store of one m64×BN accumulator block (a full tile, N % 4 == 0): this warp's 16 rows
 // from `row0`, columns from `col0`, through its buffer `buf` (16 × FWG_EPI_LD floats), 32
-// columns at a time. Fragment layout as in fwg_store_block.
+// columns at a time, then the BN % 32 left. Fragment layout as in fwg_store_block.
 __device__ __forceinline__ void fwg_store_block_staged(float* out, const float* acc, int row0,
                                                        int col0, const ForgeParams& p,
                                                        unsigned buf, int lane) {
     const long long ldc = p.N;
     const unsigned w0 = buf + 4u * ((unsigned)(lane >> 2) * FWG_EPI_LD + 2u * (unsigned)(lane & 3));
     const unsigned w1 = w0 + 4u * 8u * FWG_EPI_LD;
+    constexpr int full_chunks = FWG_BN / FWG_EPI_COLS, tail = FWG_BN % FWG_EPI_COLS;
 #pragma unroll
-    for (int c = 0; c < FWG_BN / FWG_EPI_COLS; ++c) {
-#pragma unroll
-        for (int jj = 0; jj < FWG_EPI_COLS / 8; ++jj) {
-            const int j = c * (FWG_EPI_COLS / 8) + jj;
-            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(w0 + 32u * jj), "f"(acc[4 * j]),
-                         "f"(acc[4 * j + 1])
-                         : "memory");
-            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(w1 + 32u * jj),
-                         "f"(acc[4 * j + 2]), "f"(acc[4 * j + 3])
-                         : "memory");
-        }
-        __syncwarp();
-#pragma unroll
-        for (int i = 0; i < 16 * FWG_EPI_COLS / 4 / 32; ++i) {
-            const int idx = i * 32 + lane;
-            const int r = idx / (FWG_EPI_COLS / 4), c4 = idx % (FWG_EPI_COLS / 4);
-            float4 v;
-            asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-                         : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                         : "r"(buf + 4u * (unsigned)(r * FWG_EPI_LD + 4 * c4))
-                         : "memory");
-            float* q = out + (long long)(row0 + r) * ldc + col0 + c * FWG_EPI_COLS + 4 * c4;
-            asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(q), "f"(v.x), "f"(v.y),
-                         "f"(v.z), "f"(v.w)
-                         : "memory");
-        }
-        __syncwarp();  // the buffer is read before the next chunk overwrites it
-    }
+    for (int c = 0; c < full_chunks; ++c)
+        fwg_store_chunk_staged<FWG_EPI_COLS>(out, acc, c * (FWG_EPI_COLS / 8), row0,
+                                             col0 + c * FWG_EPI_COLS, ldc, buf, w0, w1, lane);
+    if constexpr (tail > 0)
+        fwg_store_chunk_staged<tail>(out, acc, full_chunks * (FWG_EPI_COLS / 8), row0,
+                                     col0 + full_chunks * FWG_EPI_COLS, ldc, buf, w0, w1, lane);
 }
 #endif
 

@@ -44,6 +44,28 @@ pub fn variants(arch: &Arch) -> Vec<KernelVariant> {
     out
 }
 
+/// The variants CI compiles: every variant of the tiles both families share
+/// ([`space::TILES`]), and of each other (fine-width) tile, per combination of everything
+/// but the stage count, the deepest pipeline only. The stage count changes constants (ring
+/// size, shared-memory offsets), not the code's shape, and the fine widths alone hold three
+/// quarters of the variants. The tuner still compiles every candidate through
+/// [`compile_clean`] and drops one ptxas does not pass.
+pub fn representative_variants(arch: &Arch) -> Vec<KernelVariant> {
+    let all = variants(arch);
+    let everything_but_stages = |v: &KernelVariant| KernelVariant { stages: 0, ..*v };
+    let mut deepest: std::collections::HashMap<KernelVariant, u32> = Default::default();
+    for v in &all {
+        let d = deepest.entry(everything_but_stages(v)).or_insert(0);
+        *d = (*d).max(v.stages);
+    }
+    all.into_iter()
+        .filter(|v| {
+            space::TILES.contains(&(v.tile.bm, v.tile.bn))
+                || deepest[&everything_but_stages(v)] == v.stages
+        })
+        .collect()
+}
+
 /// Compiles (or reads from the cache) one variant and accepts it only if ptxas reports no
 /// spills and no warnings. The tuner and [`check_all`] both decide with this.
 pub fn compile_clean(
@@ -73,13 +95,21 @@ pub fn check_all(arch: &Arch) -> anyhow::Result<CheckReport> {
     check_matching(arch, |_| true)
 }
 
+/// [`check_all`] over [`representative_variants`] (CI's static check).
+pub fn check_representative(arch: &Arch) -> anyhow::Result<CheckReport> {
+    check_list(arch, representative_variants(arch))
+}
+
 /// [`check_all`] restricted to the variants `keep` accepts (kernel development).
 pub fn check_matching(
     arch: &Arch,
     keep: impl Fn(&KernelVariant) -> bool,
 ) -> anyhow::Result<CheckReport> {
+    check_list(arch, variants(arch).into_iter().filter(|v| keep(v)).collect())
+}
+
+fn check_list(arch: &Arch, vs: Vec<KernelVariant>) -> anyhow::Result<CheckReport> {
     let cache = KernelCache::new(&cache::default_dir())?;
-    let vs: Vec<KernelVariant> = variants(arch).into_iter().filter(|v| keep(v)).collect();
     let results: Vec<(String, Result<PtxasReport, String>)> = vs
         .par_iter()
         .map(|v| (v.label(), compile_clean(&cache, v, &arch.name)))
@@ -111,11 +141,45 @@ mod tests {
     #[test]
     fn every_variant_comes_in_both_roundings() {
         let arch = Arch::by_name("sm_90a").unwrap();
-        let vs = variants(&arch);
-        for r in Rounding::ALL {
-            let n = vs.iter().filter(|v| v.rounding == r).count();
-            assert_eq!(2 * n, vs.len(), "{r}");
+        for vs in [variants(&arch), representative_variants(&arch)] {
+            for r in Rounding::ALL {
+                let n = vs.iter().filter(|v| v.rounding == r).count();
+                assert_eq!(2 * n, vs.len(), "{r}");
+            }
         }
+    }
+
+    /// CI's sample keeps every variant of the shared tiles, and of every other tile each
+    /// combination of the rest at its deepest pipeline (and nothing shallower).
+    #[test]
+    fn representative_variants_cover_every_combination() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let all = variants(&arch);
+        let sampled = representative_variants(&arch);
+        let key = |v: &KernelVariant| KernelVariant { stages: 0, ..*v };
+        let keys = |vs: &[KernelVariant]| {
+            let mut k: Vec<KernelVariant> = vs.iter().map(key).collect();
+            k.sort();
+            k.dedup();
+            k
+        };
+        assert_eq!(keys(&all), keys(&sampled));
+        for v in &all {
+            let shared = space::TILES.contains(&(v.tile.bm, v.tile.bn));
+            let deepest = all
+                .iter()
+                .filter(|w| key(w) == key(v))
+                .map(|w| w.stages)
+                .max()
+                .unwrap();
+            assert_eq!(
+                sampled.contains(v),
+                shared || v.stages == deepest,
+                "{}",
+                v.label()
+            );
+        }
+        assert!(sampled.len() < all.len());
     }
 
     /// Kernel development: `FORGE_CHECK_FILTER=128x256x32_s4 cargo test --release

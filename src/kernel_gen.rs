@@ -13,7 +13,10 @@ use std::fmt::Write as _;
 
 /// The N of every generated `m64nNk*` wrapper (ascending). The instruction takes any multiple
 /// of 8 up to 256; the schedule space (`src/space.rs`) must only use N from this list.
-pub const WGMMA_N: &[u32] = &[64, 96, 112, 128, 160, 168, 192, 224, 256];
+pub const WGMMA_N: &[u32] = &[
+    64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184, 192, 200, 208, 216,
+    224, 232, 240, 248, 256,
+];
 
 /// Where the A operand of a wgmma comes from (B is always a shared-memory descriptor).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,16 +15,23 @@ pub const TILES: [(u32, u32); 6] = [
     (128, 256),
     (256, 128),
 ];
-/// Extra wgmma tiles: N steps of 8 let the tile count fit the SM count on skinny,
-/// memory-bound shapes (128×168 gives 128 tiles at N = 21504, 128×112 at N = 14336).
-pub const WGMMA_EXTRA_TILES: [(u32, u32); 6] = [
-    (128, 96),
-    (128, 112),
-    (128, 160),
-    (128, 168),
-    (128, 192),
-    (128, 224),
-];
+/// Extra wgmma tiles: 128 rows by every N from 72 to 248 in steps of 8 (the instruction's N
+/// step) that [`TILES`] lacks. The width then fits the shape: the tile count can match the SM
+/// count on skinny, memory-bound shapes (128×168 gives 128 tiles at N = 21504, 128×112 at
+/// N = 14336), and whole waves on short-K shapes (128×232 gives 528 = 4 × 132 tiles at
+/// 3000×5000, where 128×256 leaves 480 = 3.6 waves).
+pub const WGMMA_EXTRA_TILES: [(u32, u32); 22] = {
+    let mut all = [(128, 0); 22];
+    let (mut i, mut bn) = (0, 72);
+    while bn <= 248 {
+        if bn != 128 {
+            all[i].1 = bn;
+            i += 1;
+        }
+        bn += 8;
+    }
+    all
+};
 pub const GROUPS: [u32; 5] = [1, 2, 4, 8, 16];
 pub const SPLITS: [u32; 3] = [1, 2, 4];
 /// Accumulators per thread above which a tile's registers spill (255 registers per thread,
@@ -40,8 +47,8 @@ struct FamilyOptions {
     clusters: &'static [u32],
 }
 
-const WGMMA_TILES: [(u32, u32); 12] = {
-    let mut all = [(0, 0); 12];
+const WGMMA_TILES: [(u32, u32); TILES.len() + WGMMA_EXTRA_TILES.len()] = {
+    let mut all = [(0, 0); TILES.len() + WGMMA_EXTRA_TILES.len()];
     let mut i = 0;
     while i < TILES.len() {
         all[i] = TILES[i];

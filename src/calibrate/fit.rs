@@ -782,10 +782,11 @@ mod tests {
         let mut truth = start.clone();
         truth.global.launch_us = 5.0;
         truth.global.pipeline_latency_clk = 1100.0;
+        // Small shapes, so that both constants weigh on each of them.
         let shapes = [
             Shape::new(512, 512, 512),
-            Shape::new(2048, 2048, 2048),
-            Shape::new(128, 5376, 7168),
+            Shape::new(768, 768, 768),
+            Shape::new(1024, 1024, 1024),
         ];
         let data = synthetic(&truth, &arch, &shapes);
         let all: Vec<&ShapeData> = data.shapes.iter().collect();
