@@ -105,7 +105,10 @@ pub fn check_matching(
     arch: &Arch,
     keep: impl Fn(&KernelVariant) -> bool,
 ) -> anyhow::Result<CheckReport> {
-    check_list(arch, variants(arch).into_iter().filter(|v| keep(v)).collect())
+    check_list(
+        arch,
+        variants(arch).into_iter().filter(|v| keep(v)).collect(),
+    )
 }
 
 fn check_list(arch: &Arch, vs: Vec<KernelVariant>) -> anyhow::Result<CheckReport> {
