@@ -73,6 +73,11 @@ pub struct GlobalConstants {
     /// while A + B stay in the usable L2).
     #[serde(default = "one")]
     pub multicast_l2_saving: f64,
+    /// The C store's byte cost, as a multiple of the direct stores', where the kernel stages C
+    /// through shared memory ([`Schedule::staged_epilogue`]) and N % 4 == 0; 1 (the default)
+    /// prices every epilogue as direct stores, as the calibration sets 1 and 2 were timed.
+    #[serde(default = "one")]
+    pub epilogue_staged_factor: f64,
 }
 
 fn one() -> f64 {
@@ -450,6 +455,13 @@ impl CostModel {
             SHARE,
         )?;
         range(
+            "global.epilogue_staged_factor",
+            g.epilogue_staged_factor,
+            0.1,
+            2.0,
+            "must be within [0.1, 2]",
+        )?;
+        range(
             "global.l2_share_loss_per_doubling",
             g.l2_share_loss_per_doubling,
             0.0,
@@ -809,7 +821,14 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     // but one unit's worth per batch; persistence hides more).
     let cluster_fill = if clustered { fam.cluster_fill_clk } else { 0.0 };
     let fill_unit = (g.load_latency_clk + cluster_fill) / clock + compute_unit / k_unit;
-    let epi_unit = (g.epilogue_fixed_clk + c_tile_bytes / g.epilogue_bytes_per_clk_per_sm) / clock;
+    let store_factor = if s.staged_epilogue() && shape.n.is_multiple_of(4) {
+        g.epilogue_staged_factor
+    } else {
+        1.0
+    };
+    let epi_unit = (g.epilogue_fixed_clk
+        + store_factor * c_tile_bytes / g.epilogue_bytes_per_clk_per_sm)
+        / clock;
     let prologue = fam.prologue_clk / clock;
     let np_overhead = batches * (fill_unit + epi_unit + prologue);
     // Ping-pong: one consumer warpgroup's epilogue runs under the other's MMAs, so a later

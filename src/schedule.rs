@@ -223,6 +223,10 @@ pub const MAX_TAIL_PIECES: u64 = 32;
 /// Chained-tail workspace: this many u32 flags (one per tail tile), then the partial tiles
 /// (`FORGE_CHAIN_FLAG_WORDS` in kernels/common.cuh).
 pub const CHAIN_FLAG_WORDS: u64 = 1024;
+/// The staged epilogue's buffer row pitch in floats (`FWG_EPI_LD` in kernels/wgmma_tf32.cu).
+pub const STAGED_EPILOGUE_PITCH: u32 = 40;
+/// Static plus dynamic shared memory a CTA may opt into on sm_90 (227 KB), bytes.
+pub const SMEM_OPT_IN_BYTES: u32 = 232_448;
 
 /// A CTA tile BM×BN with K step BK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -362,6 +366,20 @@ impl Schedule {
                 self.smem_bytes() + 16 * self.stages + turn_barriers
             }
         }
+    }
+
+    /// Whether the kernel stores C through its per-warp shared-memory buffers (the staged
+    /// epilogue: 16-byte row-contiguous stores) rather than straight from the accumulator
+    /// fragments. wgmma only, where the buffers (16 rows × [`STAGED_EPILOGUE_PITCH`] floats per
+    /// consumer warp) fit beside the stages under the opt-in limit: `FWG_EPI_STAGED` in
+    /// kernels/wgmma_tf32.cu. The kernel also stores ragged tiles and N % 4 ≠ 0 directly.
+    pub fn staged_epilogue(&self) -> bool {
+        if self.family != Family::Wgmma {
+            return false;
+        }
+        let buffers = self.workers * 4 * 16 * STAGED_EPILOGUE_PITCH * 4;
+        let stage_bytes = (self.tile.bm + self.tile.bn) * self.tile.bk * self.dtype.operand_bytes();
+        self.stages * stage_bytes + 1024 + buffers + 24 * self.stages + 64 <= SMEM_OPT_IN_BYTES
     }
 
     /// f32 accumulators each math thread holds (a ping-pong warpgroup holds a whole tile).
@@ -635,5 +653,23 @@ mod tests {
         let g = s.work_grid(&Shape::new(1000, 1000, 1000));
         assert_eq!((g.units, g.k_tiles_per_unit), (256, 8));
         assert_eq!(s.grid_ctas(&Shape::new(1000, 1000, 1000), 132), 132);
+    }
+
+    /// The staged-epilogue rule is the kernel's (`FWG_EPI_STAGED`, same constants), and
+    /// decides the cases measured on the H200: 128×224 with 5 stages stores directly
+    /// (1920×7680×640: 64.7 µs against 61.0 with 4 stages, 2026-12-03 calibration set 3).
+    #[test]
+    fn staged_epilogue_follows_the_kernel_rule() {
+        let src = include_str!("../kernels/wgmma_tf32.cu");
+        assert!(src.contains(&format!("#define FWG_EPI_LD {STAGED_EPILOGUE_PITCH} ")));
+        assert!(src.contains(&format!("<= {SMEM_OPT_IN_BYTES})")));
+        assert!(src.contains("FWG_ST * FWG_STAGE_BYTES + 1024 + FWG_EPI_BYTES + 24 * FWG_ST + 64"));
+        let staged = |name: &str| name.parse::<Schedule>().unwrap().staged_epilogue();
+        assert!(staged("wgmma_tf32_128x224x32_s4_wg2_swz16_pers_c1_k1"));
+        assert!(!staged("wgmma_tf32_128x224x32_s5_wg2_swz16_pers_c1_k1"));
+        assert!(staged("wgmma_tf32_128x256x32_s4_wg2_swz16_pers_c1_k1"));
+        assert!(!staged("wgmma_tf32_128x232x32_s5_wg2_swz16_pers_c1_k1"));
+        assert!(staged("wgmma_tf32_64x64x32_s7_wg1_swz1_np_c1_k1"));
+        assert!(!staged("mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1"));
     }
 }
