@@ -47,8 +47,8 @@ pub fn variants(arch: &Arch) -> Vec<KernelVariant> {
 /// The variants CI compiles: every variant of the tiles both families share
 /// ([`space::TILES`]), and of each other (fine-width) tile, per combination of everything
 /// but the stage count, the deepest pipeline only. The stage count changes constants (ring
-/// size, shared-memory offsets), not the code's shape, and the fine widths alone hold three
-/// quarters of the variants. The tuner still compiles every candidate through
+/// size, shared-memory offsets), not the code's shape, and the fine-width tiles hold more
+/// than half of the variants (2032 of 3844 on sm_90a; `forge check-kernels` compiles all). The tuner still compiles every candidate through
 /// [`compile_clean`] and drops one ptxas does not pass.
 pub fn representative_variants(arch: &Arch) -> Vec<KernelVariant> {
     let all = variants(arch);
