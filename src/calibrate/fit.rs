@@ -39,7 +39,7 @@ const fn free(key: &'static str, lo: f64, hi: f64) -> Free {
 /// bandwidth is bounded by the same 128 B/clk (32 banks × 4 B): with the multicast term the
 /// free fit ran it to 512, pricing ping-pong's second read of B at nothing (measured: pp
 /// 1.08–1.22× the cooperative kernel's time).
-pub const FREE: [Free; 29] = [
+pub const FREE: [Free; 30] = [
     free("global.launch_us", 0.5, 10.0),
     free("global.dram_efficiency", 0.5, 1.0),
     free("global.l2_effective_fraction", 0.2, 1.0),
@@ -48,6 +48,7 @@ pub const FREE: [Free; 29] = [
     free("global.pipeline_latency_clk", 100.0, 4000.0),
     free("global.epilogue_fixed_clk", 0.0, 5000.0),
     free("global.epilogue_bytes_per_clk_per_sm", 16.0, 128.0),
+    free("global.epilogue_staged_factor", 0.3, 1.2),
     free("global.smem_bytes_per_clk_per_sm", 32.0, 128.0),
     free("global.persistent_unit_clk", 0.0, 500.0),
     free("global.l2_port_bytes_per_clk_per_sm", 16.0, 1024.0),
@@ -70,6 +71,30 @@ pub const FREE: [Free; 29] = [
     free("family.wgmma.cluster_ktile_clk", 0.0, 1000.0),
     free("family.wgmma.cluster_fill_clk", 0.0, 10000.0),
 ];
+
+/// The free constants named by `keys` (as [`FREE`] spells them, `{arch}` included), in
+/// [`FREE`]'s order; an unknown key is an error that names it and the known ones.
+pub fn free_constants(keys: &[String]) -> Result<Vec<Free>, String> {
+    // `l2_bytes_per_clk_per_sm.{arch}` also answers to `l2_bytes_per_clk_per_sm.sm_90a`.
+    let names = |f: &Free, k: &str| {
+        f.key == k
+            || f.key
+                .strip_suffix("{arch}")
+                .and_then(|p| k.strip_prefix(p))
+                .is_some_and(|arch| !arch.is_empty() && !arch.contains('.'))
+    };
+    for k in keys {
+        if !FREE.iter().any(|f| names(f, k)) {
+            let known: Vec<&str> = FREE.iter().map(|f| f.key).collect();
+            return Err(format!("`{k}` is not a fitted constant; known: {}", known.join(", ")));
+        }
+    }
+    Ok(FREE
+        .iter()
+        .filter(|f| keys.iter().any(|k| names(f, k)))
+        .copied()
+        .collect())
+}
 
 /// A model as a TOML table, so a constant can be read and written by its dotted key.
 fn table_of(model: &CostModel) -> toml::Table {
@@ -184,7 +209,13 @@ pub struct FitResult {
 /// Coordinate descent: each sweep tries every constant × (1 ± step) (clamped to its bounds;
 /// fractions that start at 0 step additively), keeping any change that lowers the loss; the
 /// step halves after a sweep without improvement, down to 0.5%.
-pub fn fit(start: &CostModel, arch: &Arch, train: &[&ShapeData], max_sweeps: usize) -> FitResult {
+pub fn fit(
+    start: &CostModel,
+    arch: &Arch,
+    train: &[&ShapeData],
+    max_sweeps: usize,
+    free: &[Free],
+) -> FitResult {
     let name = arch.name.as_str();
     let mut x = values(start, name);
     let before = x.clone();
@@ -197,6 +228,9 @@ pub fn fit(start: &CostModel, arch: &Arch, train: &[&ShapeData], max_sweeps: usi
         sweeps += 1;
         let mut improved = false;
         for (i, f) in FREE.iter().enumerate() {
+            if !free.iter().any(|g| g.key == f.key) {
+                continue;
+            }
             for dir in [1.0, -1.0] {
                 let old = x[i];
                 let moved = if old.abs() < 1e-9 {
@@ -455,6 +489,7 @@ pub fn leave_one_shape_out(
     arch: &Arch,
     shapes: &[&ShapeData],
     max_sweeps: usize,
+    free: &[Free],
 ) -> Loso {
     use rayon::prelude::*;
     let fitted: Vec<(Shape, CostModel, Option<ShapeMetrics>)> = (0..shapes.len())
@@ -466,7 +501,7 @@ pub fn leave_one_shape_out(
                 .filter(|(j, _)| *j != i)
                 .map(|(_, s)| *s)
                 .collect();
-            let model = fit(start, arch, &train, max_sweeps).model;
+            let model = fit(start, arch, &train, max_sweeps, free).model;
             let metrics = shape_metrics(&model, arch, shapes[i]);
             (shapes[i].problem.shape, model, metrics)
         })
@@ -725,6 +760,18 @@ mod tests {
     }
 
     #[test]
+    fn free_constants_are_named_by_their_keys() {
+        let keys = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let got = free_constants(&keys(&["l2_bytes_per_clk_per_sm.sm_90a", "global.launch_us"]))
+            .unwrap();
+        let names: Vec<&str> = got.iter().map(|f| f.key).collect();
+        assert_eq!(names, ["global.launch_us", "l2_bytes_per_clk_per_sm.{arch}"]);
+        let err = free_constants(&keys(&["global.nonsense"])).unwrap_err();
+        assert!(err.contains("`global.nonsense` is not a fitted constant"), "{err}");
+        assert!(free_constants(&keys(&["l2_bytes_per_clk_per_sm."])).is_err());
+    }
+
+    #[test]
     fn constants_round_trip_through_their_keys() {
         let m = CostModel::shipped();
         let x = values(&m, "sm_90a");
@@ -759,7 +806,7 @@ mod tests {
         let data = synthetic(&truth, &arch, &shapes);
         let (train, test) = split(&data, &[Shape::new(1536, 6144, 2048)]);
         assert_eq!((train.len(), test.len()), (3, 1));
-        let r = fit(&start, &arch, &train, 12);
+        let r = fit(&start, &arch, &train, 12, &FREE);
         assert!(
             r.loss_after < 0.2 * r.loss_before,
             "{} -> {}",
@@ -772,7 +819,7 @@ mod tests {
             "{held_before} -> {held_after}"
         );
         // Reproducible: the same data gives the same constants.
-        assert_eq!(fit(&start, &arch, &train, 12).model, r.model);
+        assert_eq!(fit(&start, &arch, &train, 12, &FREE).model, r.model);
     }
 
     #[test]
@@ -790,7 +837,7 @@ mod tests {
         ];
         let data = synthetic(&truth, &arch, &shapes);
         let all: Vec<&ShapeData> = data.shapes.iter().collect();
-        let l = leave_one_shape_out(&start, &arch, &all, 12);
+        let l = leave_one_shape_out(&start, &arch, &all, 12, &FREE);
         assert_eq!(l.heldout.shapes.len(), 3);
         for (i, (shape, model)) in l.models.iter().enumerate() {
             assert_eq!(*shape, shapes[i]);
@@ -800,7 +847,7 @@ mod tests {
                 .copied()
                 .filter(|s| s.problem.shape != *shape)
                 .collect();
-            assert_eq!(*model, fit(&start, &arch, &others, 12).model);
+            assert_eq!(*model, fit(&start, &arch, &others, 12, &FREE).model);
             // And it predicts the shape it never saw better than the start did.
             let held = [all[i]];
             assert!(

@@ -61,6 +61,10 @@ pub struct CalibrateArgs {
     /// With --fit: most coordinate-descent sweeps.
     #[arg(long, default_value_t = 60)]
     sweeps: usize,
+    /// With --fit: move only these constants (comma-separated keys as the fit report prints
+    /// them, `{arch}` for the architecture, e.g. `l2_bytes_per_clk_per_sm.{arch}`); default all.
+    #[arg(long, value_name = "KEYS", value_delimiter = ',', num_args = 1..)]
+    free: Vec<String>,
     /// With --fit: skip the leave-one-shape-out cross-validation (one fit per shape).
     #[arg(long)]
     no_loso: bool,
@@ -123,9 +127,14 @@ fn run_fit(a: &CalibrateArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
     if train.is_empty() {
         bail!("no training shapes left after --holdout");
     }
-    let result = fit::fit(&start, &data.arch, &train, a.sweeps);
+    let free = if a.free.is_empty() {
+        fit::FREE.to_vec()
+    } else {
+        fit::free_constants(&a.free).map_err(anyhow::Error::msg)?
+    };
+    let result = fit::fit(&start, &data.arch, &train, a.sweeps, &free);
     let all: Vec<_> = data.shapes.iter().filter(|s| s.reference_passed).collect();
-    let loso = (!a.no_loso).then(|| fit::leave_one_shape_out(&start, &data.arch, &all, a.sweeps));
+    let loso = (!a.no_loso).then(|| fit::leave_one_shape_out(&start, &data.arch, &all, a.sweeps, &free));
     let mut report = fit::FitReport::new(&start, &result, &data, &train, &test);
     if let Some(l) = &loso {
         report = report.with_loso(&start, &data.arch, &all, l);
