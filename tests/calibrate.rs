@@ -28,7 +28,7 @@ fn the_fit_reproduces_from_stored_data_and_generalizes_to_held_out_shapes() {
     let before = CostModel::from_toml(BEFORE).unwrap();
     let (train, test) = fit::split(&data, &held_out());
     assert_eq!((train.len(), test.len()), (3, 3));
-    let r = fit::fit(&before, &data.arch, &train, 25);
+    let r = fit::fit(&before, &data.arch, &train, 25, &fit::FREE);
     assert!(
         r.loss_after < 0.5 * r.loss_before,
         "train loss {} -> {}",
@@ -44,7 +44,10 @@ fn the_fit_reproduces_from_stored_data_and_generalizes_to_held_out_shapes() {
         "held-out loss {held_before} -> {held_after}"
     );
     // Deterministic: the same data and start give the same constants.
-    assert_eq!(fit::fit(&before, &data.arch, &train, 25).model, r.model);
+    assert_eq!(
+        fit::fit(&before, &data.arch, &train, 25, &fit::FREE).model,
+        r.model
+    );
     // The fitted model parses back from its TOML form (what --fit writes).
     assert_eq!(CostModel::from_toml(&r.model.to_toml()).unwrap(), r.model);
 }

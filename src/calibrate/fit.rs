@@ -86,7 +86,10 @@ pub fn free_constants(keys: &[String]) -> Result<Vec<Free>, String> {
     for k in keys {
         if !FREE.iter().any(|f| names(f, k)) {
             let known: Vec<&str> = FREE.iter().map(|f| f.key).collect();
-            return Err(format!("`{k}` is not a fitted constant; known: {}", known.join(", ")));
+            return Err(format!(
+                "`{k}` is not a fitted constant; known: {}",
+                known.join(", ")
+            ));
         }
     }
     Ok(FREE
@@ -762,12 +765,21 @@ mod tests {
     #[test]
     fn free_constants_are_named_by_their_keys() {
         let keys = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let got = free_constants(&keys(&["l2_bytes_per_clk_per_sm.sm_90a", "global.launch_us"]))
-            .unwrap();
+        let got = free_constants(&keys(&[
+            "l2_bytes_per_clk_per_sm.sm_90a",
+            "global.launch_us",
+        ]))
+        .unwrap();
         let names: Vec<&str> = got.iter().map(|f| f.key).collect();
-        assert_eq!(names, ["global.launch_us", "l2_bytes_per_clk_per_sm.{arch}"]);
+        assert_eq!(
+            names,
+            ["global.launch_us", "l2_bytes_per_clk_per_sm.{arch}"]
+        );
         let err = free_constants(&keys(&["global.nonsense"])).unwrap_err();
-        assert!(err.contains("`global.nonsense` is not a fitted constant"), "{err}");
+        assert!(
+            err.contains("`global.nonsense` is not a fitted constant"),
+            "{err}"
+        );
         assert!(free_constants(&keys(&["l2_bytes_per_clk_per_sm."])).is_err());
     }
 

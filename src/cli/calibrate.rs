@@ -134,7 +134,8 @@ fn run_fit(a: &CalibrateArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
     };
     let result = fit::fit(&start, &data.arch, &train, a.sweeps, &free);
     let all: Vec<_> = data.shapes.iter().filter(|s| s.reference_passed).collect();
-    let loso = (!a.no_loso).then(|| fit::leave_one_shape_out(&start, &data.arch, &all, a.sweeps, &free));
+    let loso =
+        (!a.no_loso).then(|| fit::leave_one_shape_out(&start, &data.arch, &all, a.sweeps, &free));
     let mut report = fit::FitReport::new(&start, &result, &data, &train, &test);
     if let Some(l) = &loso {
         report = report.with_loso(&start, &data.arch, &all, l);
