@@ -11,8 +11,9 @@
 //! 2. Otherwise the calibrated cost model ([`CostModel::shipped`]) ranks the profile's pool
 //!    for the new shape and the lowest prediction wins (`Model`). The pool is every
 //!    schedule the profile holds for the dtype and layout (each entry's schedule and its
-//!    runners-up: the schedules that passed the gate on the profile's device) plus the
-//!    canonical schedule, restricted to those that run the new shape ([`space::runnable`] on
+//!    runners-up: the schedules that passed the gate on the profile's device; then the
+//!    `[[verified]]` tables: schedules that passed the gate on that device in calibration or
+//!    tuning runs, added by `forge pool`) plus the canonical schedule, restricted to those that run the new shape ([`space::runnable`] on
 //!    the profile's arch: valid, or pruned from the search only as wasteful, e.g. a swizzle
 //!    group wider than the grid; the dispatcher pads rows a TMA schedule cannot read in
 //!    place, K % 4 ≠ 0). Ties keep pool order. (Correcting each prediction by the profile's
@@ -59,7 +60,8 @@ use std::path::Path;
 /// Version 2: `numerical_contract` names the contract (`tf32-rne-k8-inorder`, …); version 1's
 /// "bitexact" meant today's `tf32-trunc-k8-inorder` and is refused.
 pub const SCHEMA_VERSION: u32 = 2;
-/// The largest profile file forge reads (the shipped 17-entry profile is 12 KB).
+/// The largest profile file forge reads (the shipped profile, 21 entries plus a verified pool of
+/// 3,883 schedules, is 213 KB).
 pub const MAX_PROFILE_BYTES: u64 = 16 << 20;
 
 /// Where the profile came from.
@@ -218,6 +220,22 @@ struct Document {
     meta: Metadata,
     #[serde(default, rename = "entry")]
     entries: Vec<Entry>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    verified: Vec<Verified>,
+}
+
+/// Schedules beyond the entries' own that passed the gate (output bit-identical to the
+/// canonical schedule's) on the profile's device, on at least one measured shape: selection's
+/// wider pool for shapes the profile does not hold (`forge pool` adds them from calibration
+/// data). Optional: profiles without it load unchanged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Verified {
+    pub dtype: Dtype,
+    pub layout: Layout,
+    /// Where the verdicts come from (the data sets, their device and date).
+    pub source: String,
+    pub schedules: Vec<String>,
 }
 
 /// Why a profile was refused. Every message is one line that names the file (and the entry:
@@ -294,6 +312,12 @@ pub enum ProfileError {
         index: usize,
         problem: String,
         schedule: String,
+        reason: String,
+    },
+    #[error("profile {path}, verified table {index}: {reason}")]
+    Verified {
+        path: String,
+        index: usize,
         reason: String,
     },
     #[error("profile {path}, entry {index} ({problem}): {reason}")]
@@ -430,8 +454,10 @@ pub struct Profile {
     /// (ln M, ln N, ln K) per entry.
     log_dims: Vec<[f64; 3]>,
     /// Selection's pool per (dtype, layout): entry schedules and runners-up, each once, in
-    /// file order, then the canonical schedule.
+    /// file order, then the verified schedules, then the canonical schedule.
     pool: HashMap<(Dtype, Layout), Vec<Schedule>>,
+    /// The `[[verified]]` tables, as read.
+    pub verified: Vec<Verified>,
 }
 
 fn log_dims(shape: &Shape) -> [f64; 3] {
@@ -529,10 +555,20 @@ impl Profile {
     /// number), validated as [`Profile::load`] validates a file.
     pub fn new(mut meta: Metadata, entries: Vec<Entry>) -> Result<Profile, ProfileError> {
         meta.entries = entries.len();
-        Profile::build(meta, entries, "<memory>")
+        Profile::build(meta, entries, vec![], "<memory>")
     }
 
-    fn build(meta: Metadata, entries: Vec<Entry>, path: &str) -> Result<Profile, ProfileError> {
+    /// The same profile with these `[[verified]]` tables in place of its own.
+    pub fn with_verified(self, verified: Vec<Verified>) -> Result<Profile, ProfileError> {
+        Profile::build(self.meta, self.entries, verified, "<memory>")
+    }
+
+    fn build(
+        meta: Metadata,
+        entries: Vec<Entry>,
+        verified: Vec<Verified>,
+        path: &str,
+    ) -> Result<Profile, ProfileError> {
         let path_s = || path.to_string();
         if meta.schema_version != SCHEMA_VERSION {
             return Err(ProfileError::SchemaVersion {
@@ -642,6 +678,34 @@ impl Profile {
                 }
             }
         }
+        for (index, v) in verified.iter().enumerate() {
+            let table_error = |reason: String| ProfileError::Verified {
+                path: path_s(),
+                index,
+                reason,
+            };
+            if v.dtype != canonical.dtype {
+                return Err(table_error(format!(
+                    "dtype {} differs from the canonical schedule's ({})",
+                    v.dtype, canonical.dtype
+                )));
+            }
+            let list = pool.entry((v.dtype, v.layout)).or_default();
+            for name in &v.schedules {
+                let s: Schedule = name
+                    .parse()
+                    .map_err(|e| table_error(format!("schedule `{}`: {e}", quoted(name))))?;
+                if s.dtype != v.dtype {
+                    return Err(table_error(format!(
+                        "schedule {name} is not a {} schedule",
+                        v.dtype
+                    )));
+                }
+                if !list.contains(&s) {
+                    list.push(s);
+                }
+            }
+        }
         for list in pool.values_mut() {
             list.retain(|s| *s != canonical);
             list.push(canonical);
@@ -654,6 +718,7 @@ impl Profile {
             exact,
             log_dims,
             pool,
+            verified,
         })
     }
 
@@ -728,7 +793,7 @@ impl Profile {
             });
         }
         let doc: Document = toml::from_str(text).map_err(|e| syntax_error(path, text, &e))?;
-        Profile::build(doc.meta, doc.entries, path)
+        Profile::build(doc.meta, doc.entries, doc.verified, path)
     }
 
     /// The profile as TOML text (`meta.entries` is the number of entries it holds).
@@ -738,6 +803,7 @@ impl Profile {
         let doc = Document {
             meta,
             entries: self.entries.clone(),
+            verified: self.verified.clone(),
         };
         toml::to_string_pretty(&doc).expect("a profile always serializes")
     }
@@ -825,7 +891,7 @@ impl Profile {
     }
 
     /// Selection's pool for a dtype and layout (entry schedules and runners-up, each once, in
-    /// file order, then the canonical schedule).
+    /// file order, then the verified schedules, then the canonical schedule).
     pub fn pool(&self, dtype: Dtype, layout: Layout) -> &[Schedule] {
         self.pool.get(&(dtype, layout)).map_or(&[], Vec::as_slice)
     }
@@ -1104,6 +1170,60 @@ pub(crate) mod tests {
         let big: Schedule = BIG.parse().unwrap();
         assert!((q.measured_correction(&s, &near, &model, q.arch()) - 0.5).abs() < 1e-9);
         assert_eq!(q.measured_correction(&big, &near, &model, q.arch()), 1.0);
+    }
+
+    #[test]
+    fn the_verified_pool_round_trips_and_widens_selection() {
+        // 128×168 fits 256×11008×4096 in one wave (2 × 66 tiles on 132 SMs); neither entry
+        // of the sample can, so the model rule picks it once the verified pool holds it.
+        const FIT: &str = "wgmma_tf32_128x168x32_s5_wg2_swz2_pers_c1_k1";
+        let tn = |m, n, k| Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(m, n, k));
+        let problem = tn(256, 11008, 4096);
+        let narrow = sample();
+        assert_ne!(narrow.select(&problem).schedule.name(), FIT);
+        let table = |names: &[&str]| Verified {
+            dtype: Dtype::Tf32,
+            layout: Layout::Tn,
+            source: "test".into(),
+            schedules: names.iter().map(|n| n.to_string()).collect(),
+        };
+        let wide = sample().with_verified(vec![table(&[FIT, BIG])]).unwrap();
+        // Each schedule once: BIG is an entry's already.
+        assert_eq!(
+            wide.pool(Dtype::Tf32, Layout::Tn).len(),
+            narrow.pool(Dtype::Tf32, Layout::Tn).len() + 1
+        );
+        let text = wide.to_toml();
+        assert!(text.contains("[[verified]]"), "{text}");
+        let back = Profile::parse(&text, "x.toml").unwrap();
+        assert_eq!(back.verified, wide.verified);
+        let s = back.select(&problem);
+        assert_eq!(s.schedule.name(), FIT, "{:?}", s.rule);
+        assert!(matches!(s.rule, Rule::Model { .. }));
+        // Exact entries still win, and a profile without the table writes none.
+        assert_eq!(
+            back.select(&tn(4096, 4096, 4096)).rule,
+            Rule::Exact { entry: 0 }
+        );
+        assert!(!narrow.to_toml().contains("[[verified]]"));
+        // Bad tables name themselves.
+        let err = sample()
+            .with_verified(vec![table(&["wgmma_tf32_nonsense"])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("verified table 0") && err.contains("nonsense"),
+            "{err}"
+        );
+        let bf16 = Verified {
+            dtype: Dtype::Bf16,
+            ..table(&[])
+        };
+        let err = sample().with_verified(vec![bf16]).unwrap_err().to_string();
+        assert!(
+            err.contains("verified table 0") && err.contains("dtype"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod data;
 pub mod fit;
+pub mod pool;
 pub mod sample;
 pub mod selection;
 

@@ -160,7 +160,8 @@ pub fn evaluate_loso(
             .filter(|e| e.problem() != s.problem)
             .cloned()
             .collect();
-        let without = Profile::new(profile.meta.clone(), entries)?;
+        let without =
+            Profile::new(profile.meta.clone(), entries)?.with_verified(profile.verified.clone())?;
         rows.extend(row(&without, model, s, data_arch));
     }
     Ok(rows)

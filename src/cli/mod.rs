@@ -149,6 +149,20 @@ pub enum Cmd {
     /// stratified random sample, a profile's schedules) and store it; or, with --fit, fit
     /// the cost model's constants to stored data (any machine).
     Calibrate(calibrate::CalibrateArgs),
+    /// Add the schedules that calibration data saw pass the gate (bit-identical to the
+    /// canonical output) on the profile's device to the profile's verified pool, from which
+    /// selection picks by the cost model for shapes the profile does not hold.
+    Pool {
+        /// The profile to widen.
+        #[arg(long)]
+        profile: PathBuf,
+        /// Calibration data sets (calibration.json or its directory; comma-separated).
+        #[arg(long, value_name = "DATA", value_delimiter = ',', num_args = 1.., required = true)]
+        from: Vec<PathBuf>,
+        /// Where to write the widened profile (default: in place).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Show which schedule a profile picks for a shape, and why.
     Select {
         #[arg(long)]
@@ -429,6 +443,18 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Cmd::Calibrate(args) => calibrate::run(args),
+        Cmd::Pool { profile, from, out } => {
+            let data = crate::calibrate::data::CalibrationData::load_all(&from)?;
+            let loaded = Profile::load(&profile)?;
+            let (widened, added) = crate::calibrate::pool::add_verified(loaded, &data, &from)?;
+            let out = out.unwrap_or(profile);
+            widened.save(&out)?;
+            eprintln!(
+                "wrote {}: {added} schedules added to the verified pool",
+                out.display()
+            );
+            Ok(())
+        }
         Cmd::Select {
             profile,
             arch,
@@ -478,7 +504,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     predicted_us,
                     candidates,
                 } => println!(
-                    "rule: the calibrated cost model's best of the profile's {candidates} schedules (entries, runners-up, canonical) valid for {shape} (predicted {predicted_us:.1} µs)"
+                    "rule: the calibrated cost model's best of the profile's {candidates} schedules (entries, runners-up, verified pool, canonical) valid for {shape} (predicted {predicted_us:.1} µs)"
                 ),
                 Rule::Canonical => println!(
                     "rule: no tuned {dtype}/{} shape has a schedule valid for {shape}: the canonical schedule",

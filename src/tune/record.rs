@@ -31,7 +31,7 @@ use crate::device::DeviceInfo;
 use crate::device::cublas::CUBLAS_MODE;
 use crate::durable::{self, Commit, Lock};
 use crate::problem::Problem;
-use crate::profile::{Entry, Gate, Metadata, OnDisk, Profile};
+use crate::profile::{Entry, Gate, Metadata, OnDisk, Profile, Verified};
 use crate::report::{Provenance, REPORT_JSON, ReportError, RunReport, ShapeReport, Verdict};
 use crate::schedule::LaunchOrder;
 use crate::util::parent_dir;
@@ -359,12 +359,14 @@ fn merge_profile(
     base: Option<Profile>,
     meta: Metadata,
     entries: Vec<Entry>,
-) -> (Metadata, Vec<Entry>) {
+) -> (Metadata, Vec<Entry>, Vec<Verified>) {
     let mut merged: BTreeMap<Problem, Entry> = BTreeMap::new();
+    let mut verified = vec![];
     let old_meta = base.map(|old| {
         for e in old.entries {
             merged.insert(e.problem(), e);
         }
+        verified = old.verified;
         old.meta
     });
     for e in entries {
@@ -386,7 +388,7 @@ fn merge_profile(
         _ => meta,
     };
     meta.measured |= any_measured;
-    (meta, merged.into_values().collect())
+    (meta, merged.into_values().collect(), verified)
 }
 
 /// Writes `entries` (with `meta`) into the profile at `path` under its lock, by the rules of
@@ -415,8 +417,8 @@ pub fn write_profile(
     }
     let (base, note) = profile_base(path, OnDisk::inspect(path), target)?;
     print_note(note);
-    let (meta, entries) = merge_profile(base, meta, entries);
-    let profile = Profile::new(meta, entries)?;
+    let (meta, entries, verified) = merge_profile(base, meta, entries);
+    let profile = Profile::new(meta, entries)?.with_verified(verified)?;
     let mut commit = Commit::new(&dir);
     commit.stage(path, profile.to_toml().as_bytes(), Some(&lock_path))?;
     commit.commit()?;
@@ -530,8 +532,8 @@ impl RunFiles {
         let (base, note) =
             profile_base(&self.profile, OnDisk::inspect(&self.profile), &self.target)?;
         print_note(note);
-        let (meta, entries) = merge_profile(base, meta, entries_of(&report));
-        let profile = Profile::new(meta, entries)?;
+        let (meta, entries, verified) = merge_profile(base, meta, entries_of(&report));
+        let profile = Profile::new(meta, entries)?.with_verified(verified)?;
         let mut commit = Commit::new(&self.run_dir);
         export::stage_report(&mut commit, &self.run_dir, &report)?;
         commit.stage(
@@ -647,7 +649,7 @@ mod tests {
     #[test]
     fn merging_keeps_measured_entries_over_predicted_ones() {
         let old = Profile::new(meta(true), vec![measured(512), measured(1024)]).unwrap();
-        let (m, entries) = merge_profile(
+        let (m, entries, _) = merge_profile(
             Some(old),
             meta(false),
             vec![predicted(512), predicted(2048)],
@@ -660,10 +662,10 @@ mod tests {
         Profile::new(m, entries).unwrap();
         // A measured entry replaces a predicted one, and a newer measurement an older one.
         let old = Profile::new(meta(false), vec![predicted(512)]).unwrap();
-        let (m, entries) = merge_profile(Some(old), meta(true), vec![measured(512)]);
+        let (m, entries, _) = merge_profile(Some(old), meta(true), vec![measured(512)]);
         assert!(m.measured && entries[0].is_measured());
         // Predictions only: measured stays false.
-        let (m, entries) = merge_profile(None, meta(false), vec![predicted(64), predicted(64)]);
+        let (m, entries, _) = merge_profile(None, meta(false), vec![predicted(64), predicted(64)]);
         assert!(!m.measured);
         assert_eq!(entries.len(), 1);
     }
