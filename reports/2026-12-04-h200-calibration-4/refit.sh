@@ -37,5 +37,29 @@ $FORGE calibrate --fit $D12,$D3,$D4 --holdout $S3 --start "$TMP/model-before.tom
 # 5. Leave one shape out over all 35, the staged factor alone free, from before and from shipped.
 $FORGE calibrate --fit $D12,$D3,$D4 --start "$TMP/model-before.toml" --sweeps 80 \
   --free global.epilogue_staged_factor --out "$TMP/f7" > $D4/fit-staged-factor-loso35.txt
+# 6. Direct vs staged C stores: stage pairs where s -> s+1 turns the stores direct, measured
+#    and predicted by the constants before session 8, after it, and now (store_pairs.py).
+git show 92585c0:cost_model/model.toml > "$TMP/model-session8.toml"
+: > $D4/store_pairs.txt
+for m in model-before model-session8 shipped; do
+  start=(--start "$TMP/$m.toml"); [ $m = shipped ] && start=()
+  $FORGE calibrate --fit $D12,$D3,$D4 "${start[@]}" --sweeps 0 --no-loso --out "$TMP/p-$m" >/dev/null
+  python3 $D4/store_pairs.py "$TMP/p-$m/residuals.csv" "$m" >> $D4/store_pairs.txt
+done
+# 7. Selection offline, each held-out set with a profile whose verified pool came from the other
+#    sets only (forge pool over the session-7 profile), by each model: select-trainpool.txt.
+$FORGE pool --profile "$P7" --from $D12,$D3 --out "$TMP/train4.toml" >/dev/null
+$FORGE pool --profile "$P7" --from $D12,$D4 --out "$TMP/train3.toml" >/dev/null
+: > $D4/select-trainpool.txt
+for m in model-before model-session8 shipped; do
+  start=(--start "$TMP/$m.toml"); [ $m = shipped ] && start=()
+  for set in 4 3; do
+    H=$S4; [ $set = 3 ] && H=$S3
+    echo "== model $m, set $set held out, pool from the other sets" >> $D4/select-trainpool.txt
+    $FORGE calibrate --fit $D12,$D3,$D4 --holdout $H "${start[@]}" --sweeps 0 --no-loso \
+      --profile "$TMP/train$set.toml" --out "$TMP/s-$m-$set" \
+      | sed -n '/\[after the fit\]/,$p' | grep -v "^\[after\|^$TMP/" >> $D4/select-trainpool.txt
+  done
+done
 # The reports end with the paths of the temporary outputs: drop them.
 sed -i "\#^$TMP/#d" $D4/fit-*.txt

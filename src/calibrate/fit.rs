@@ -48,7 +48,7 @@ pub const FREE: [Free; 30] = [
     free("global.pipeline_latency_clk", 100.0, 4000.0),
     free("global.epilogue_fixed_clk", 0.0, 5000.0),
     free("global.epilogue_bytes_per_clk_per_sm", 16.0, 128.0),
-    free("global.epilogue_staged_factor", 0.3, 1.2),
+    free("global.epilogue_staged_factor", 0.1, 1.2),
     free("global.smem_bytes_per_clk_per_sm", 32.0, 128.0),
     free("global.persistent_unit_clk", 0.0, 500.0),
     free("global.l2_port_bytes_per_clk_per_sm", 16.0, 1024.0),

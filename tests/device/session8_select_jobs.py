@@ -13,23 +13,22 @@ import subprocess
 import sys
 
 FORGE = "./target/release/forge"
-dest, shipped, before, train4, train3 = sys.argv[1:6]
 SET5 = "3500x2800x2100 1792x5120x1280 2816x2816x1408 448x14336x2048 4608x1536x3072 1100x1100x9000"
 SET4 = "1024x16384x1024 256x11008x4096 768x768x12288 2304x9216x768 5000x3000x700 1600x6400x1600"
 SET3 = ("384x8192x2048 1536x4096x1024 64x16384x4096 1920x7680x640 3584x3584x896 1200x4800x3600 "
         "5120x1280x5120 2500x2500x2500")
 
 
-def select(profile, shape):
-    out = subprocess.run([FORGE, "select", "--profile", profile, shape], check=True,
+def select(profile, shape, forge=FORGE):
+    out = subprocess.run([forge, "select", "--profile", profile, shape], check=True,
                          capture_output=True, text=True).stdout
     return out.split()[0]
 
 
-def rank(shape, top):
+def rank(shape, top, forge=FORGE):
     """The model's `top` best schedules that keep the reduction order (no split-K: the tuner
     never times those under a bit-exact contract)."""
-    out = subprocess.run([FORGE, "rank", "--arch", "sm_90a", "--shapes", shape, "--top", str(4 * top)],
+    out = subprocess.run([forge, "rank", "--arch", "sm_90a", "--shapes", shape, "--top", str(4 * top)],
                          check=True, capture_output=True, text=True).stdout
     names = [line.split()[1] for line in out.splitlines() if line.split()[:1] and line.split()[0].isdigit()]
     return [n for n in names if n.endswith("_k1")][:top]
@@ -42,21 +41,28 @@ def sampled_best(data_dir, shape):
     return min(rows, key=lambda r: float(r["measured_us"]))["schedule"]
 
 
-jobs = []
-for s in SET5.split():
-    jobs.append(dict(shape=s, set="5", roles={"shipped": select(shipped, s), "before": select(before, s)},
-                     top=rank(s, 16)))
-for data, train, shapes, name in [("reports/2026-12-04-h200-calibration-4", train4, SET4, "4"),
-                                  ("reports/2026-12-03-h200-calibration-3", train3, SET3, "3")]:
-    for s in shapes.split():
-        jobs.append(dict(shape=s, set=name, roles={"trainpool": select(train, s),
-                                                   "sampled_best": sampled_best(data, s)}, top=rank(s, 4)))
-json.dump(jobs, open(dest + "/jobs.json", "w"), indent=1)
-with open(dest + "/jobs.txt", "w") as f:
-    for j in jobs:
-        names = []
-        for x in list(j["roles"].values()) + j["top"]:
-            if x not in names:
-                names.append(x)
-        f.write(j["shape"].replace("x", " ") + " " + " ".join(names) + "\n")
-print(sum(len(line.split()) - 3 for line in open(dest + "/jobs.txt")), "schedules in", len(jobs), "jobs")
+def write_jobs(dest, jobs):
+    """jobs.json as given; jobs.txt: per job the shape and its schedules, each once."""
+    write_jobs(dest, jobs)
+
+
+if __name__ == "__main__":
+    main()
+
+
+def main():
+    dest, shipped, before, train4, train3 = sys.argv[1:6]
+    jobs = []
+    for s in SET5.split():
+        jobs.append(dict(shape=s, set="5", roles={"shipped": select(shipped, s), "before": select(before, s)},
+                         top=rank(s, 16)))
+    for data, train, shapes, name in [("reports/2026-12-04-h200-calibration-4", train4, SET4, "4"),
+                                      ("reports/2026-12-03-h200-calibration-3", train3, SET3, "3")]:
+        for s in shapes.split():
+            jobs.append(dict(shape=s, set=name, roles={"trainpool": select(train, s),
+                                                       "sampled_best": sampled_best(data, s)}, top=rank(s, 4)))
+    write_jobs(dest, jobs)
+
+
+if __name__ == "__main__":
+    main()
