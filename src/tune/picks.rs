@@ -52,6 +52,24 @@ pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
     out
 }
 
+/// The best pick's cluster twin: the same schedule with the other cluster size (1 ↔ 2), where
+/// the ranking holds it (valid for the shape). The cluster size is the cost model's largest
+/// systematic miss: 2-CTA clusters at long K and few tiles measured 1.14–1.21× slower than
+/// their 1-CTA twins where the model ranked them faster (896×896×14336, 12288×512×2048,
+/// 1100×1100×9000: reports/2026-12-04-h200-session9-selection), while at 2500³ the cluster is
+/// 1.43× faster, as predicted. Timing the twin lets the measurement decide.
+pub fn cluster_twin(ranked: &[Ranked], picks: &[(usize, &Ranked)]) -> Option<usize> {
+    let (_, best) = picks
+        .iter()
+        .find(|(_, r)| !r.schedule.changes_reduction_order())?;
+    let twin = Schedule {
+        cluster: if best.schedule.cluster == 1 { 2 } else { 1 },
+        ..best.schedule
+    };
+    let i = ranked.iter().position(|r| r.schedule == twin)?;
+    (!picks.iter().any(|(p, _)| *p == i)).then_some(i)
+}
+
 /// Schedules of each instruction family a screen times at least (when the space has them):
 /// where the model ranks one family far below the other (the wgmma family behind a padded copy
 /// at K % 4 ≠ 0, priced by a transpose term never calibrated), the measurement decides.
@@ -60,7 +78,8 @@ pub const PER_FAMILY: usize = 2;
 /// The screen's picks with their 0-based rank: every schedule when `exhaustive`, else the
 /// diverse top `top`, topped up to [`PER_FAMILY`] diverse picks of each family; plus the best
 /// split-K schedule (expected to fail the gate: it prices determinism, fastest passing against
-/// fastest overall), the best ping-pong schedule and the canonical schedule.
+/// fastest overall), the best ping-pong schedule, the best pick's [`cluster_twin`] and the
+/// canonical schedule.
 pub fn screen_picks(ranked: &[Ranked], top: usize, exhaustive: bool) -> Vec<(usize, &Ranked)> {
     let mut picks: Vec<(usize, &Ranked)> = if exhaustive {
         ranked.iter().enumerate().collect()
@@ -101,6 +120,9 @@ pub fn screen_picks(ranked: &[Ranked], top: usize, exhaustive: bool) -> Vec<(usi
     if let Some(first) = ranked.first() {
         let canonical = Schedule::canonical(first.schedule.dtype);
         add(&|s| *s == canonical);
+    }
+    if !exhaustive && let Some(i) = cluster_twin(ranked, &picks) {
+        picks.push((i, &ranked[i]));
     }
     picks
 }
@@ -181,6 +203,35 @@ mod tests {
             ranks.sort();
             ranks.dedup();
             assert_eq!(ranks.len(), picks.len(), "{shape}: a schedule picked twice");
+        }
+    }
+
+    #[test]
+    fn the_best_picks_cluster_twin_is_screened() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let model = CostModel::shipped();
+        // 896x896x14336: the model's diverse top 10 are all 2-CTA clusters (measured: the
+        // 1-CTA twin of its first is 1.21x faster).
+        for shape in [Shape::new(896, 896, 14336), Shape::new(4096, 4096, 4096)] {
+            let ranked = model.rank(&arch, Dtype::Tf32, Layout::Tn, &shape);
+            let picks = screen_picks(&ranked, 10, false);
+            let first = picks
+                .iter()
+                .find(|(_, r)| !r.schedule.changes_reduction_order())
+                .unwrap()
+                .1
+                .schedule;
+            let other = if first.cluster == 1 { 2 } else { 1 };
+            let twin = Schedule {
+                cluster: other,
+                ..first
+            };
+            assert!(
+                picks.iter().any(|(_, r)| r.schedule == twin),
+                "{shape}: {} picked, its twin {} not",
+                first.name(),
+                twin.name()
+            );
         }
     }
 }
