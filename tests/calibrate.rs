@@ -142,3 +142,64 @@ fn several_data_sets_pool_their_shapes_and_a_shape_twice_is_refused() {
     assert!(err.contains("again"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn forge_pool_adds_the_datas_gated_schedules_and_refuses_another_devices_profile() {
+    let dir = std::env::temp_dir().join(format!("forge-pool-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // The shipped profile without its verified pool.
+    let shipped = std::fs::read_to_string("profiles/sm_90a-h200.toml").unwrap();
+    let bare = shipped.split("\n[[verified]]").next().unwrap();
+    let (base, widened) = (dir.join("base.toml"), dir.join("widened.toml"));
+    std::fs::write(&base, bare).unwrap();
+    let forge = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_forge"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let (b, w) = (base.to_str().unwrap(), widened.to_str().unwrap());
+    let o = forge(&["pool", "--profile", b, "--from", DATA, "--out", w]);
+    let text = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{text}");
+    let added: usize = text
+        .split(": ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(added > 0, "{text}");
+    assert!(
+        std::fs::read_to_string(&widened)
+            .unwrap()
+            .contains("[[verified]]")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&base).unwrap(),
+        bare,
+        "--out leaves the input alone"
+    );
+    // The widened profile loads and selects.
+    let o = forge(&["select", "--profile", w, "1100x1100x9000"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A profile of another device: one error naming both, nothing written.
+    let other = dir.join("other.toml");
+    let o = forge(&[
+        "pool",
+        "--profile",
+        "profiles/sm_80-model.toml",
+        "--from",
+        DATA,
+        "--out",
+        other.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("NVIDIA H200") && err.contains("sm_80"),
+        "{err}"
+    );
+    assert!(!other.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
