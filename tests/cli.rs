@@ -319,3 +319,32 @@ fn verify_bits_checks_a_device_output_against_the_bit_model() {
         "A of 24x24x14 needs 24×14",
     );
 }
+
+#[test]
+fn rank_into_a_pipe_closed_early_ends_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    // `forge rank … | head -1`: the reader leaves after one read; the rest (~300 KB) cannot
+    // be written. The command must not panic.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_forge"))
+        .args([
+            "rank", "--arch", "sm_90a", "--shapes", "D4096", "--top", "3000",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.is_empty(), "{err}");
+    assert_ne!(status.code(), Some(101), "a panic's exit status");
+}
