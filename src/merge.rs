@@ -6,7 +6,8 @@
 //! inputs chose differently (both measured) is refused rather than silently resolved; a
 //! measured entry beats a predicted one, as in a tune. The result is written through the
 //! tune's write path ([`record::write_profile`]): validated, locked, journaled, and merged
-//! into `--out` by the same rules.
+//! into `--out` by the same rules. The inputs' verified pools (`[[verified]]` tables: gate
+//! verdicts of the same device) are carried over, each table once.
 
 use crate::problem::Problem;
 use crate::profile::{Entry, Metadata, Profile};
@@ -45,7 +46,11 @@ pub fn merge_profiles(inputs: &[PathBuf], out: &Path, force: bool) -> anyhow::Re
         measured: meta.measured,
         force,
     };
-    record::write_profile(out, &target, meta, entries)
+    let verified = loaded
+        .iter()
+        .flat_map(|(_, p)| p.verified.iter().cloned())
+        .collect();
+    record::write_profile(out, &target, meta, entries, verified)
 }
 
 /// The merged metadata and entries of `profiles` (path, profile), or why they cannot merge.

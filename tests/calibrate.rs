@@ -203,3 +203,72 @@ fn forge_pool_adds_the_datas_gated_schedules_and_refuses_another_devices_profile
     assert!(!other.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn forge_merge_carries_every_inputs_verified_pool() {
+    let dir = std::env::temp_dir().join(format!("forge-pool-merge-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // Two halves of the data, each widening its own copy of the bare shipped profile.
+    let data = CalibrationData::load(Path::new(DATA)).unwrap();
+    let mut first = data.clone();
+    let rest = first.shapes.split_off(3);
+    first.save(&dir.join("d1")).unwrap();
+    CalibrationData {
+        shapes: rest,
+        ..data
+    }
+    .save(&dir.join("d2"))
+    .unwrap();
+    let shipped = std::fs::read_to_string("profiles/sm_90a-h200.toml").unwrap();
+    let bare = dir.join("bare.toml");
+    std::fs::write(&bare, shipped.split("\n[[verified]]").next().unwrap()).unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_forge"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    run(&[
+        "pool",
+        "--profile",
+        &p("bare.toml"),
+        "--from",
+        &p("d1"),
+        "--out",
+        &p("a.toml"),
+    ]);
+    run(&[
+        "pool",
+        "--profile",
+        &p("bare.toml"),
+        "--from",
+        &p("d2"),
+        "--out",
+        &p("b.toml"),
+    ]);
+    run(&[
+        "merge",
+        &p("a.toml"),
+        &p("b.toml"),
+        "--out",
+        &p("merged.toml"),
+    ]);
+    let tables = |name: &str| {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let v: toml::Value = toml::from_str(&text).unwrap();
+        v.get("verified")
+            .map(|t| t.as_array().unwrap().clone())
+            .unwrap_or_default()
+    };
+    let (a, b, merged) = (tables("a.toml"), tables("b.toml"), tables("merged.toml"));
+    assert_eq!((a.len(), b.len()), (1, 1));
+    assert_ne!(a[0], b[0]);
+    assert_eq!(merged, [a[0].clone(), b[0].clone()]);
+    // Merging again into the result repeats no table.
+    run(&["merge", &p("a.toml"), "--out", &p("merged.toml")]);
+    assert_eq!(tables("merged.toml").len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -393,12 +393,15 @@ fn merge_profile(
 
 /// Writes `entries` (with `meta`) into the profile at `path` under its lock, by the rules of
 /// a tune (what is there is merged into, or refused; see the module's rules), in one
-/// journaled commit whose journal lives in the profile's directory. `forge merge`'s write path.
+/// journaled commit whose journal lives in the profile's directory; `verified` tables are
+/// added after the ones already there (a table already there is not repeated). `forge
+/// merge`'s write path.
 pub fn write_profile(
     path: &Path,
     target: &Target,
     meta: Metadata,
     entries: Vec<Entry>,
+    verified: Vec<Verified>,
 ) -> anyhow::Result<Profile> {
     let dir = parent_dir(path);
     durable::check_writable(&dir, "profile directory").map_err(anyhow::Error::msg)?;
@@ -417,8 +420,13 @@ pub fn write_profile(
     }
     let (base, note) = profile_base(path, OnDisk::inspect(path), target)?;
     print_note(note);
-    let (meta, entries, verified) = merge_profile(base, meta, entries);
-    let profile = Profile::new(meta, entries)?.with_verified(verified)?;
+    let (meta, entries, mut tables) = merge_profile(base, meta, entries);
+    for t in verified {
+        if !tables.contains(&t) {
+            tables.push(t);
+        }
+    }
+    let profile = Profile::new(meta, entries)?.with_verified(tables)?;
     let mut commit = Commit::new(&dir);
     commit.stage(path, profile.to_toml().as_bytes(), Some(&lock_path))?;
     commit.commit()?;
