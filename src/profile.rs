@@ -12,11 +12,11 @@
 //!    for the new shape and the lowest prediction wins (`Model`). The pool is every
 //!    schedule the profile holds for the dtype and layout (each entry's schedule and its
 //!    runners-up: the schedules that passed the gate on the profile's device; then the
-//!    `[[verified]]` tables: schedules that passed the gate on that device in calibration or
-//!    tuning runs, added by `forge pool`) plus the canonical schedule, restricted to those that run the new shape ([`space::runnable`] on
-//!    the profile's arch: valid, or pruned from the search only as wasteful, e.g. a swizzle
-//!    group wider than the grid; the dispatcher pads rows a TMA schedule cannot read in
-//!    place, K % 4 ≠ 0). Ties keep pool order. (Correcting each prediction by the profile's
+//!    `[[verified]]` tables: schedules that passed the gate on that device in calibration
+//!    runs, added by `forge pool`) plus the canonical schedule, restricted to those that run
+//!    the new shape ([`space::runnable`] on the profile's arch: valid, or pruned from the
+//!    search only as wasteful, e.g. a swizzle group wider than the grid; the dispatcher pads
+//!    rows a TMA schedule cannot read in place, K % 4 ≠ 0). Ties keep pool order. (Correcting each prediction by the profile's
 //!    own timings of that schedule on nearby entries, [`Profile::measured_correction`], did
 //!    worse offline: the profile times only each entry's choice.)
 //! 3. When no pool schedule but the canonical one is valid: the canonical schedule, which is
@@ -38,8 +38,10 @@
 //! (and each runner-up) that parses, is of the entry's dtype, keeps the reduction order (no
 //! split-K) and is valid for the shape on the profile's arch; times and ratios finite and
 //! positive where present (`predicted_us` may be 0: unknown); `gate = "passed"` only with its
-//! measurements and in a profile with `measured = true`; each problem once. Every error is one
-//! line naming the file and, for an entry, its index (from 0) and problem.
+//! measurements and in a profile with `measured = true`; each problem once. Per `[[verified]]`
+//! table: the canonical schedule's dtype, and schedules checked as an entry's (valid for some
+//! shape is not checked: selection keeps those that run the shape). Every error is one line
+//! naming the file and, for an entry, its index (from 0) and problem (for a table, its index).
 
 use crate::arch::Arch;
 use crate::contract::Contract;
@@ -336,20 +338,21 @@ fn quoted(text: &str) -> String {
     clip(text, MAX_QUOTED)
 }
 
-/// Checks one schedule name of an entry (its schedule or a runner-up) against everything a
-/// bit-exact profile promises: it parses, it is of the entry's dtype, it has a kernel, and it
-/// keeps the reduction order (the caller checks its validity for the shape).
-fn check_schedule(e: &Entry, name: &str) -> Result<Schedule, String> {
+/// Checks one schedule name (an entry's schedule or runner-up, or a verified one) against
+/// everything a bit-exact profile promises: it parses, it is of the entry's (table's) dtype,
+/// it has a kernel, and it keeps the reduction order (the caller checks its validity for a
+/// shape).
+fn check_schedule(dtype: Dtype, name: &str) -> Result<Schedule, String> {
     let schedule: Schedule = name.parse().map_err(|_| {
         format!(
             "`{}` is not a schedule name (expected e.g. wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1)",
             quoted(name)
         )
     })?;
-    if schedule.dtype != e.dtype {
+    if schedule.dtype != dtype {
         return Err(format!(
             "schedule {name} is a {} schedule, the entry's dtype is {}",
-            schedule.dtype, e.dtype
+            schedule.dtype, dtype
         ));
     }
     if !schedule.dtype.has_kernels() {
@@ -631,7 +634,7 @@ impl Profile {
                 )));
             }
             let schedule =
-                check_schedule(e, &e.schedule).map_err(|message| ProfileError::Schedule {
+                check_schedule(e.dtype, &e.schedule).map_err(|message| ProfileError::Schedule {
                     path: path_s(),
                     index,
                     problem: problem(),
@@ -648,7 +651,7 @@ impl Profile {
                 });
             }
             for (i, name) in e.runners_up.iter().enumerate() {
-                let runner = check_schedule(e, name)
+                let runner = check_schedule(e.dtype, name)
                     .map_err(|m| entry_error(format!("runner-up {i}: {m}")))?;
                 if let Err(reason) = space::check(&arch, &runner, &shape) {
                     return Err(entry_error(format!(
@@ -692,15 +695,7 @@ impl Profile {
             }
             let list = pool.entry((v.dtype, v.layout)).or_default();
             for name in &v.schedules {
-                let s: Schedule = name
-                    .parse()
-                    .map_err(|e| table_error(format!("schedule `{}`: {e}", quoted(name))))?;
-                if s.dtype != v.dtype {
-                    return Err(table_error(format!(
-                        "schedule {name} is not a {} schedule",
-                        v.dtype
-                    )));
-                }
+                let s = check_schedule(v.dtype, name).map_err(table_error)?;
                 if !list.contains(&s) {
                     list.push(s);
                 }
@@ -1213,6 +1208,17 @@ pub(crate) mod tests {
             .to_string();
         assert!(
             err.contains("verified table 0") && err.contains("nonsense"),
+            "{err}"
+        );
+        // A split-K schedule changes the reduction order: never in a bit-exact pool.
+        let err = sample()
+            .with_verified(vec![table(&[
+                "wgmma_tf32_128x128x32_s4_wg2_swz8_pers_c1_k2",
+            ])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("verified table 0") && err.contains("reduction order"),
             "{err}"
         );
         let bf16 = Verified {
