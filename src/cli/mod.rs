@@ -445,9 +445,14 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Cmd::Calibrate(args) => calibrate::run(args),
         Cmd::Pool { profile, from, out } => {
             let data = crate::calibrate::data::CalibrationData::load_all(&from)?;
+            // Under the written profile's lock, as a tune or merge writes it: a concurrent
+            // one's entries are read here or land after, never overwritten.
+            let out = out.unwrap_or_else(|| profile.clone());
+            let lock_path = crate::durable::lock_path_for(&out);
+            let _lock =
+                crate::durable::Lock::acquire(&lock_path, &format!("profile {}", out.display()))?;
             let loaded = Profile::load(&profile)?;
             let (widened, added) = crate::calibrate::pool::add_verified(loaded, &data, &from)?;
-            let out = out.unwrap_or(profile);
             widened.save(&out)?;
             eprintln!(
                 "wrote {}: {added} schedules added to the verified pool",
