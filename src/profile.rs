@@ -556,9 +556,18 @@ impl OnDisk {
 impl Profile {
     /// Builds an indexed profile from entries in memory (setting `meta.entries` to their
     /// number), validated as [`Profile::load`] validates a file.
-    pub fn new(mut meta: Metadata, entries: Vec<Entry>) -> Result<Profile, ProfileError> {
+    pub fn new(meta: Metadata, entries: Vec<Entry>) -> Result<Profile, ProfileError> {
+        Profile::with_pool(meta, entries, vec![])
+    }
+
+    /// [`Profile::new`] with `[[verified]]` tables.
+    pub fn with_pool(
+        mut meta: Metadata,
+        entries: Vec<Entry>,
+        verified: Vec<Verified>,
+    ) -> Result<Profile, ProfileError> {
         meta.entries = entries.len();
-        Profile::build(meta, entries, vec![], "<memory>")
+        Profile::build(meta, entries, verified, "<memory>")
     }
 
     /// The same profile with these `[[verified]]` tables in place of its own.

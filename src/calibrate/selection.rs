@@ -160,8 +160,7 @@ pub fn evaluate_loso(
             .filter(|e| e.problem() != s.problem)
             .cloned()
             .collect();
-        let without =
-            Profile::new(profile.meta.clone(), entries)?.with_verified(profile.verified.clone())?;
+        let without = Profile::with_pool(profile.meta.clone(), entries, profile.verified.clone())?;
         rows.extend(row(&without, model, s, data_arch));
     }
     Ok(rows)

@@ -426,7 +426,7 @@ pub fn write_profile(
             tables.push(t);
         }
     }
-    let profile = Profile::new(meta, entries)?.with_verified(tables)?;
+    let profile = Profile::with_pool(meta, entries, tables)?;
     let mut commit = Commit::new(&dir);
     commit.stage(path, profile.to_toml().as_bytes(), Some(&lock_path))?;
     commit.commit()?;
@@ -541,7 +541,7 @@ impl RunFiles {
             profile_base(&self.profile, OnDisk::inspect(&self.profile), &self.target)?;
         print_note(note);
         let (meta, entries, verified) = merge_profile(base, meta, entries_of(&report));
-        let profile = Profile::new(meta, entries)?.with_verified(verified)?;
+        let profile = Profile::with_pool(meta, entries, verified)?;
         let mut commit = Commit::new(&self.run_dir);
         export::stage_report(&mut commit, &self.run_dir, &report)?;
         commit.stage(
