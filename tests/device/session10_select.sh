@@ -4,7 +4,7 @@
 # a round is started only while the elapsed time is below budget / 2 per round done), then the
 # table. From a `build_drop.sh` folder holding device_lib.sh, jobs.txt, jobs.json and
 # session9_select_table.py. $OUT: screens-N.txt, selection.txt, nvidia-smi.txt, s10s.tgz (each
-# round's JSONL).
+# round's JSONL); with TESTS=1 also the GPU tests of this build (tests*.txt).
 set -uo pipefail
 source ./device_lib.sh
 device_setup s10s
@@ -27,4 +27,5 @@ while :; do
   [ $((took + took / round)) -lt "$budget" ] || break
 done
 python3 session9_select_table.py "$W" 100 > "$W/selection.txt"
-tail -12 "$W/selection.txt"
+[ "${TESTS:-0}" = 1 ] && gpu_tests
+grep "^set" "$W/selection.txt"
