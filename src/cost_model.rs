@@ -787,7 +787,8 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     // cluster grid (session 9 and before), the halved tile rows shortened the launch
     // distances of the L2-sharing term and made multicast look like a DRAM saving that the
     // measurements do not show where rows are 32-byte aligned (c2/c1 pairs of the calibration
-    // data: error rms 0.101 -> 0.071; selection on sets 6-8, reports/notes.md, session 10).
+    // data: error rms 0.101 -> 0.061 with the L2 rate and unaligned-row factor set with it,
+    // tests/calibrate.rs; selection on sets 6-8: reports/notes.md, session 10).
     // Known miss: a row raster that puts the twin's two tiles far apart in launch order
     // (256x4096x4096, group 1: the cluster measured 0.79x its twin's time, priced 1.03x).
     let dram_main = if clustered {
