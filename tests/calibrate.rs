@@ -282,56 +282,23 @@ fn forge_merge_carries_every_inputs_verified_pool() {
 #[test]
 fn cluster_and_one_cta_twin_are_priced_in_their_measured_ratio() {
     let model = CostModel::shipped();
-    let (mut per_shape, mut agree, mut clear) = (vec![], 0, 0);
-    for dir in [
+    let sets: Vec<CalibrationData> = [
         "reports/2026-12-04-h200-calibration-sets12-retimed",
         "reports/2026-12-03-h200-calibration-3",
         "reports/2026-12-04-h200-calibration-4",
-    ] {
-        let data = CalibrationData::load(&Path::new(dir).join("calibration.json")).unwrap();
-        for s in data.shapes.iter().filter(|s| s.reference_passed) {
-            let timed: Vec<_> = s.timed().collect();
-            let predict = |sched: &forge::schedule::Schedule| {
-                model
-                    .predict(&data.arch, sched, &s.problem.shape, s.problem.layout)
-                    .time_us
-            };
-            let mut errors = vec![];
-            for (p, t) in timed.iter().filter(|(p, _)| p.schedule.cluster == 2) {
-                let twin = forge::schedule::Schedule {
-                    cluster: 1,
-                    ..p.schedule
-                };
-                let Some((_, t1)) = timed.iter().find(|(q, _)| q.schedule == twin) else {
-                    continue;
-                };
-                let measured = (t / t1).ln();
-                let predicted = (predict(&p.schedule) / predict(&twin)).ln();
-                errors.push(predicted - measured);
-                if measured.abs() > 0.05 {
-                    clear += 1;
-                    agree += usize::from(measured.signum() == predicted.signum());
-                }
-            }
-            if !errors.is_empty() {
-                per_shape.push(errors.iter().sum::<f64>() / errors.len() as f64);
-            }
-        }
-    }
-    assert!(
-        per_shape.len() >= 30,
-        "{} shapes with pairs",
-        per_shape.len()
-    );
-    let rms = (per_shape.iter().map(|e| e * e).sum::<f64>() / per_shape.len() as f64).sqrt();
-    assert!(
-        rms < 0.075,
-        "pair error rms over {} shapes: {rms:.3}",
-        per_shape.len()
-    );
+    ]
+    .iter()
+    .map(|dir| CalibrationData::load(&Path::new(dir).join("calibration.json")).unwrap())
+    .collect();
+    let arch = &sets[0].arch;
+    assert!(sets.iter().all(|d| d.arch == *arch), "one device");
+    let shapes: Vec<_> = sets
+        .iter()
+        .flat_map(|d| d.shapes.iter().filter(|s| s.reference_passed))
+        .collect();
+    let c = fit::cluster_pairs(&model, arch, &shapes);
+    assert!(c.shapes >= 30 && c.pairs >= 200, "{c:?}");
+    assert!(c.rms_error < 0.075, "{c:?}");
     // Which of the two is faster, where they differ by more than 5%: 69 of 81 pairs.
-    assert!(
-        agree * 100 >= 80 * clear,
-        "cluster vs twin direction right in {agree} of {clear} pairs"
-    );
+    assert!(c.direction_right * 100 >= 80 * c.clear, "{c:?}");
 }

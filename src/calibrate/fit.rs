@@ -417,6 +417,66 @@ pub fn summary_of(m: Vec<ShapeMetrics>) -> Summary {
     }
 }
 
+/// How a model prices 2-CTA clusters against their 1-CTA twins (the same schedule with one
+/// CTA per cluster) where the data timed both: the cluster size is the choice the model missed
+/// most (reports/notes.md, sessions 9 and 10).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClusterPairs {
+    pub pairs: usize,
+    /// Shapes with at least one pair.
+    pub shapes: usize,
+    /// RMS over shapes of the shape's mean error ln(pred c2/c1) − ln(meas c2/c1).
+    pub rms_error: f64,
+    /// Pairs whose measured times differ by more than 5%, and of those the ones where the
+    /// model has the faster of the two right.
+    pub clear: usize,
+    pub direction_right: usize,
+}
+
+pub fn cluster_pairs(model: &CostModel, arch: &Arch, shapes: &[&ShapeData]) -> ClusterPairs {
+    let mut r = ClusterPairs {
+        pairs: 0,
+        shapes: 0,
+        rms_error: 0.0,
+        clear: 0,
+        direction_right: 0,
+    };
+    let mut sum_sq = 0.0;
+    for s in shapes {
+        let timed: Vec<_> = s.timed().collect();
+        let predict = |sched: &crate::schedule::Schedule| {
+            model
+                .predict(arch, sched, &s.problem.shape, s.problem.layout)
+                .time_us
+        };
+        let mut errors = vec![];
+        for (p, t) in timed.iter().filter(|(p, _)| p.schedule.cluster == 2) {
+            let twin = crate::schedule::Schedule {
+                cluster: 1,
+                ..p.schedule
+            };
+            let Some((_, t1)) = timed.iter().find(|(q, _)| q.schedule == twin) else {
+                continue;
+            };
+            let measured = (t / t1).ln();
+            let predicted = (predict(&p.schedule) / predict(&twin)).ln();
+            errors.push(predicted - measured);
+            if measured.abs() > 0.05 {
+                r.clear += 1;
+                r.direction_right += usize::from(measured.signum() == predicted.signum());
+            }
+        }
+        if !errors.is_empty() {
+            let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+            sum_sq += mean * mean;
+            r.pairs += errors.len();
+            r.shapes += 1;
+        }
+    }
+    r.rms_error = (sum_sq / r.shapes.max(1) as f64).sqrt();
+    r
+}
+
 /// One row of `residuals.csv`: a point's prediction, its terms and the measurement, so the
 /// residual ln(pred/meas) can be grouped by any schedule attribute.
 pub fn residuals_csv(model: &CostModel, arch: &Arch, shapes: &[&ShapeData]) -> String {
@@ -542,6 +602,10 @@ pub struct FitReport {
     pub sweeps: usize,
     pub train_before: Summary,
     pub train_after: Summary,
+    /// Clusters against their 1-CTA twins over every shape (training and held out), with the
+    /// start model and the fitted one.
+    pub cluster_pairs_before: ClusterPairs,
+    pub cluster_pairs_after: ClusterPairs,
     pub heldout_before: Option<Summary>,
     pub heldout_after: Option<Summary>,
     /// (key, before, after).
@@ -564,6 +628,7 @@ impl FitReport {
     ) -> FitReport {
         let arch = &data.arch;
         let held = |m: &CostModel| (!test.is_empty()).then(|| summarize(m, arch, test));
+        let all: Vec<&ShapeData> = train.iter().chain(test).copied().collect();
         FitReport {
             device_name: data.device_name.clone(),
             arch: arch.name.clone(),
@@ -575,6 +640,8 @@ impl FitReport {
             heldout_loss_after: loss(&r.model, arch, test),
             sweeps: r.sweeps,
             train_before: summarize(start, arch, train),
+            cluster_pairs_before: cluster_pairs(start, arch, &all),
+            cluster_pairs_after: cluster_pairs(&r.model, arch, &all),
             train_after: summarize(&r.model, arch, train),
             heldout_before: held(start),
             heldout_after: held(&r.model),
@@ -635,6 +702,17 @@ impl FitReport {
         };
         line(&mut o, "train, before", &self.train_before);
         line(&mut o, "train, after", &self.train_after);
+        for (what, c) in [
+            ("before", &self.cluster_pairs_before),
+            ("after", &self.cluster_pairs_after),
+        ] {
+            let _ = writeln!(
+                o,
+                "2-CTA clusters vs their 1-CTA twins, {what:<6} {} pairs on {} shapes (all): \
+                 error rms {:.3}, the faster right in {} of {} pairs that differ by > 5%",
+                c.pairs, c.shapes, c.rms_error, c.direction_right, c.clear
+            );
+        }
         if let (Some(b), Some(a)) = (&self.heldout_before, &self.heldout_after) {
             line(&mut o, "held out, before", b);
             line(&mut o, "held out, after", a);
