@@ -55,7 +55,7 @@ use crate::util::{
     write_atomically,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// The schema this build writes and reads.
@@ -676,7 +676,11 @@ impl Profile {
             schedules.push(schedule);
         }
         let log_dims = entries.iter().map(|e| log_dims(&e.shape())).collect();
+        // Each schedule once per (dtype, layout), in first-seen order: a set beside the lists
+        // (a verified pool holds thousands of names; a linear `contains` per name was
+        // quadratic at every load).
         let mut pool: HashMap<(Dtype, Layout), Vec<Schedule>> = HashMap::new();
+        let mut seen: HashSet<(Dtype, Layout, Schedule)> = HashSet::new();
         for (e, schedule) in entries.iter().zip(&schedules) {
             let list = pool.entry((e.dtype, e.layout)).or_default();
             // Validated above: every name parses.
@@ -685,7 +689,7 @@ impl Profile {
                 .iter()
                 .filter_map(|n| n.parse::<Schedule>().ok());
             for s in std::iter::once(*schedule).chain(runners) {
-                if !list.contains(&s) {
+                if seen.insert((e.dtype, e.layout, s)) {
                     list.push(s);
                 }
             }
@@ -705,7 +709,7 @@ impl Profile {
             let list = pool.entry((v.dtype, v.layout)).or_default();
             for name in &v.schedules {
                 let s = check_schedule(v.dtype, name).map_err(table_error)?;
-                if !list.contains(&s) {
+                if seen.insert((v.dtype, v.layout, s)) {
                     list.push(s);
                 }
             }
