@@ -291,15 +291,7 @@ impl ShapeReport {
     /// schedule whose bits matched by chance is not one: it changes the reduction order,
     /// which the bit-exact contract forbids (a profile refuses it).
     pub fn fastest_passing_n(&self, n: usize) -> Vec<(&Candidate, &Measurement)> {
-        let mut passing: Vec<_> = self
-            .measured()
-            .filter(|(c, _)| {
-                c.gate.verdict == Verdict::Pass && !c.schedule.changes_reduction_order()
-            })
-            .collect();
-        passing.sort_by(|a, b| a.1.median_us.total_cmp(&b.1.median_us));
-        passing.truncate(n);
-        passing
+        fastest_passing(&self.candidates, n)
     }
 
     /// The fastest timed candidate, gate or not (the price of determinism's other side).
@@ -307,6 +299,19 @@ impl ShapeReport {
         self.measured()
             .min_by(|a, b| a.1.median_us.total_cmp(&b.1.median_us))
     }
+}
+
+/// The `n` fastest gate-passing `candidates` that keep the canonical reduction order,
+/// fastest first ([`ShapeReport::fastest_passing_n`]).
+pub fn fastest_passing(candidates: &[Candidate], n: usize) -> Vec<(&Candidate, &Measurement)> {
+    let mut passing: Vec<_> = candidates
+        .iter()
+        .filter_map(|c| c.measured.as_ref().map(|m| (c, m)))
+        .filter(|(c, _)| c.gate.verdict == Verdict::Pass && !c.schedule.changes_reduction_order())
+        .collect();
+    passing.sort_by(|a, b| a.1.median_us.total_cmp(&b.1.median_us));
+    passing.truncate(n);
+    passing
 }
 
 /// One run.

@@ -172,6 +172,7 @@ pub fn collect(opts: &CollectOptions) -> anyhow::Result<Option<CalibrationData>>
         contract: opts.contract,
         top: opts.plan.top,
         exhaustive: false,
+        refine: 0,
         require_gpu: true,
         profile: None,
         run_dir: None,

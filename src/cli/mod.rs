@@ -91,6 +91,10 @@ pub enum Cmd {
         /// Benchmark every valid schedule.
         #[arg(long)]
         exhaustive: bool,
+        /// After the first screen, time the other launch variants (raster order, swizzle
+        /// group, plain or persistent launch) of this many of its fastest kernels; 0: none.
+        #[arg(long, default_value_t = crate::tune::picks::REFINED_KERNELS)]
+        refine: usize,
         /// Fail instead of writing a cost-model-only profile when no GPU is found.
         #[arg(long)]
         require_gpu: bool,
@@ -370,6 +374,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             top,
             contract,
             exhaustive,
+            refine,
             require_gpu,
             profile,
             run_dir,
@@ -410,6 +415,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                 contract,
                 top,
                 exhaustive,
+                refine,
                 require_gpu,
                 profile,
                 run_dir,

@@ -33,7 +33,7 @@ use crate::report::{RunReport, ShapeReport, Status};
 use crate::schedule::{Dtype, LaunchOrder, Schedule};
 use anyhow::{Context, bail};
 use gpus::GpuSet;
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
@@ -53,6 +53,10 @@ pub struct TuneOptions {
     /// Candidates benchmarked per shape besides the canonical one.
     pub top: usize,
     pub exhaustive: bool,
+    /// The fastest kernels of the first screen whose other launch variants (raster order,
+    /// swizzle group, plain or persistent) a second screen times (`picks::launch_variants`);
+    /// 0: none.
+    pub refine: usize,
     pub require_gpu: bool,
     pub profile: Option<PathBuf>,
     pub run_dir: Option<PathBuf>,
@@ -364,19 +368,20 @@ fn measure(
         bail!("{shape}: the canonical schedule {canonical} did not compile cleanly");
     }
     let pb = progress::bar(runnable.len() as u64, "bench");
-    let res = supervisor::screen(opts, problem, &runnable, &pb)?;
+    let mut res = supervisor::screen(opts, problem, &runnable, &pb)?;
     pb.finish();
+    apply_outcomes(&mut candidates, &res);
+    // The first screen's winner, kept a finalist whatever the second screen times.
+    let first_winner = crate::report::fastest_passing(&candidates, 1)
+        .first()
+        .map(|(c, _)| c.schedule);
+    if opts.refine > 0 && !opts.exhaustive && res.reference.as_ref().is_some_and(|r| r.passed) {
+        res = screen_launch_variants(opts, arch, cache, problem, &ranked, &mut candidates, res)?;
+    }
     let (_, cublas_version, sets) = res
         .info
         .clone()
         .context("the worker never reported its device")?;
-    for c in candidates.iter_mut() {
-        if let Some((status, measured, gate)) = res.outcomes.get(&c.schedule) {
-            c.status = status.clone();
-            c.measured = measured.clone();
-            c.gate = gate.clone();
-        }
-    }
     let mut s = ShapeReport::new(*problem, opts.seed);
     s.input_sets = sets;
     s.cublas = res.cublas.clone();
@@ -408,11 +413,16 @@ fn measure(
     // is faster depends on the shape (H200, 2026-12-03: programmatic +36% at 512³ and +20% at
     // 257×513×1025 with its preparation pass, −14% at 128×14336×4096 with 86 CTAs on 132 SMs,
     // −10% at 128×5376×7168), so a programmatic screen mis-ranks (it did at 128×5376×7168).
-    let fastest: Vec<Schedule> = s
+    let mut fastest: Vec<Schedule> = s
         .fastest_passing_n(FINALISTS)
         .iter()
         .map(|(c, _)| c.schedule)
         .collect();
+    // The second screen ran in a later worker than the first: its fastest variants meet the
+    // first screen's winner in the head-to-heads, not through the two screens' clocks.
+    if let Some(w) = first_winner.filter(|w| !fastest.contains(w)) {
+        fastest.push(w);
+    }
     let finalists = fastest.iter().map(|&f| (f, LaunchOrder::Serial)).chain(
         fastest
             .first()
@@ -437,6 +447,62 @@ fn measure(
         }
     }
     Ok((s, cublas_version))
+}
+
+/// The second screen (`TuneOptions::refine`): the untimed launch variants of the first
+/// screen's fastest gate-passing kernels, added to `candidates` and `res`.
+fn screen_launch_variants(
+    opts: &TuneOptions,
+    arch: &Arch,
+    cache: &KernelCache,
+    problem: &Problem,
+    ranked: &[crate::cost_model::Ranked],
+    candidates: &mut Vec<crate::report::Candidate>,
+    res: supervisor::ScreenResults,
+) -> anyhow::Result<supervisor::ScreenResults> {
+    let mut kernels: Vec<Schedule> = vec![];
+    for (c, _) in crate::report::fastest_passing(candidates, usize::MAX) {
+        if kernels.len() == opts.refine {
+            break;
+        }
+        if !kernels.iter().any(|k| picks::same_kernel(k, &c.schedule)) {
+            kernels.push(c.schedule);
+        }
+    }
+    let screened: HashSet<Schedule> = candidates.iter().map(|c| c.schedule).collect();
+    let variants = picks::launch_variants(ranked, &kernels, &screened);
+    if variants.is_empty() {
+        return Ok(res);
+    }
+    eprintln!(
+        "{}: {} launch variants of the {} fastest kernels",
+        problem.shape,
+        variants.len(),
+        kernels.len()
+    );
+    let mut more = picks::compile(cache, &arch.name, problem, opts.contract, &variants);
+    let runnable: Vec<Schedule> = more
+        .iter()
+        .filter(|c| c.status == Status::Predicted)
+        .map(|c| c.schedule)
+        .collect();
+    let pb = progress::bar(runnable.len() as u64, "refine");
+    let res = supervisor::screen_more(opts, problem, &runnable, &pb, res)?;
+    pb.finish();
+    apply_outcomes(&mut more, &res);
+    candidates.extend(more);
+    Ok(res)
+}
+
+/// Copies a screen's outcomes into the candidates it timed.
+fn apply_outcomes(candidates: &mut [crate::report::Candidate], res: &supervisor::ScreenResults) {
+    for c in candidates.iter_mut() {
+        if let Some((status, measured, gate)) = res.outcomes.get(&c.schedule) {
+            c.status = status.clone();
+            c.measured = measured.clone();
+            c.gate = gate.clone();
+        }
+    }
 }
 
 #[cfg(test)]

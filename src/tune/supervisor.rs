@@ -136,8 +136,20 @@ pub fn screen(
     schedules: &[Schedule],
     pb: &ProgressBar,
 ) -> anyhow::Result<ScreenResults> {
+    screen_more(opts, problem, schedules, pb, ScreenResults::default())
+}
+
+/// [`screen`] adding to earlier results of the same problem: schedules with an outcome there
+/// are not timed again, nor is cuBLAS where it was timed (each worker still gates every
+/// schedule against its own canonical output).
+pub fn screen_more(
+    opts: &TuneOptions,
+    problem: &Problem,
+    schedules: &[Schedule],
+    pb: &ProgressBar,
+    mut res: ScreenResults,
+) -> anyhow::Result<ScreenResults> {
     let watchdog = Duration::from_secs(opts.watchdog_s);
-    let mut res = ScreenResults::default();
     let mut restarts = 0;
     loop {
         let pending: Vec<Schedule> = schedules
