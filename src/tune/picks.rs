@@ -314,10 +314,16 @@ mod tests {
         let ranked = model.rank(&arch, Dtype::Tf32, Layout::Tn, &shape);
         let picks = screen_picks(&ranked, 10, false);
         let screened: HashSet<Schedule> = picks.iter().map(|(_, r)| r.schedule).collect();
-        let best: Schedule = "wgmma_tf32_128x232x32_s4_wg2_swz4_pers_c1_k1".parse().unwrap();
+        let best: Schedule = "wgmma_tf32_128x232x32_s4_wg2_swz4_pers_c1_k1"
+            .parse()
+            .unwrap();
         assert!(!screened.contains(&best));
         let winner = picks[0].1.schedule;
-        assert!(same_kernel(&winner, &best), "{} is picked first", winner.name());
+        assert!(
+            same_kernel(&winner, &best),
+            "{} is picked first",
+            winner.name()
+        );
         let variants = launch_variants(&ranked, &[winner, winner], &screened);
         assert!(variants.iter().any(|(_, r)| r.schedule == best));
         let of_kernel = ranked
