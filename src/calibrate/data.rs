@@ -24,16 +24,20 @@ pub struct Point {
     /// `measured`, or why not (compile_failed: …, faulted: …).
     pub status: String,
     pub measured: Option<Measurement>,
-    /// Bits against the canonical output.
+    /// Bits against the canonical output (every timing's: a repeat that fails makes it fail).
     pub gate: Verdict,
+    /// Medians of the later timings of `calibrate --repeat` (its confirmation rounds), µs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats_us: Vec<f64>,
 }
 
 impl Point {
-    /// The measured median when the schedule ran and passed the gate.
+    /// The median of the point's timings (the first one and its repeats) when the schedule
+    /// ran and passed the gate.
     pub fn time_us(&self) -> Option<f64> {
         match (&self.measured, self.gate) {
             (Some(m), Verdict::Pass) if m.median_us.is_finite() && m.median_us > 0.0 => {
-                Some(m.median_us)
+                super::noise::decided_us(self)
             }
             _ => None,
         }
@@ -159,6 +163,7 @@ impl CalibrationData {
             "gate",
             "status",
             "cublas_us",
+            "repeats_us",
         ])?;
         let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
         for s in &self.shapes {
@@ -177,6 +182,11 @@ impl CalibrationData {
                     format!("{:?}", p.gate).to_lowercase(),
                     p.status.clone(),
                     f(s.cublas.as_ref().map(|m| m.median_us)),
+                    p.repeats_us
+                        .iter()
+                        .map(|t| format!("{t:.3}"))
+                        .collect::<Vec<_>>()
+                        .join(";"),
                 ])?;
             }
         }

@@ -9,6 +9,7 @@
 //! best are weighted up ([`weight`]): the ranking near the top is what selection uses.
 
 use super::data::{CalibrationData, ShapeData};
+use super::noise;
 use crate::analysis::model_accuracy::spearman;
 use crate::arch::Arch;
 use crate::cost_model::CostModel;
@@ -290,6 +291,12 @@ pub struct ShapeMetrics {
     pub median_abs_rel_error: f64,
     pub model_pick: String,
     pub measured_best: String,
+    /// Where the data hold repeated timings (`calibrate --repeat`): one timing's noise, the
+    /// model's top 4 holds the fastest point or one not told apart from it
+    /// ([`noise::slower_than_best`]), and the strict count's ceiling ([`noise::top4_ceiling`]).
+    pub noise_sigma: Option<f64>,
+    pub tie_in_top4: Option<bool>,
+    pub top4_ceiling: Option<f64>,
 }
 
 pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<ShapeMetrics> {
@@ -330,6 +337,18 @@ pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<Sh
         .map(|(p, m)| (p / m - 1.0).abs())
         .collect();
     errors.sort_by(f64::total_cmp);
+    let noise = noise::shape_noise(s);
+    let counts: Vec<usize> = timed.iter().map(|(p, _)| noise::timings(p)).collect();
+    let tie_in_top4 = noise.map(|n| {
+        order
+            .iter()
+            .take(4)
+            .any(|&i| !noise::slower_than_best(&n, meas[i], counts[i], meas[best], counts[best]))
+    });
+    let top4_ceiling = noise.map(|n| {
+        let points: Vec<(f64, usize)> = meas.iter().copied().zip(counts.iter().copied()).collect();
+        noise::top4_ceiling(&points, &n, CEILING_SEED)
+    });
     Some(ShapeMetrics {
         shape: s.problem.shape,
         points: timed.len(),
@@ -341,8 +360,14 @@ pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<Sh
         median_abs_rel_error: errors[errors.len() / 2],
         model_pick: timed[order[0]].0.schedule.name(),
         measured_best: timed[best].0.schedule.name(),
+        noise_sigma: noise.map(|n| n.sigma),
+        tie_in_top4,
+        top4_ceiling,
     })
 }
+
+/// The Monte Carlo seed of the ceiling (the report is reproducible).
+const CEILING_SEED: u64 = 20261204;
 
 /// "Near the best": measured within this factor of the fastest point (1%).
 pub const NEAR_BEST: f64 = 1.01;
@@ -368,6 +393,13 @@ pub struct Summary {
     pub rho_min: f64,
     /// Median over shapes of the per-shape median |pred/meas − 1|.
     pub median_abs_rel_error: f64,
+    /// Shapes with repeated timings, and over those: the strict count, the count with ties,
+    /// the mean ceiling of the strict count, the median noise of one timing.
+    pub decided_shapes: usize,
+    pub decided_best_in_top4: f64,
+    pub decided_tie_in_top4: f64,
+    pub decided_top4_ceiling: f64,
+    pub decided_noise_sigma: f64,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -399,6 +431,10 @@ pub fn summary_of(m: Vec<ShapeMetrics>) -> Summary {
     let geo =
         |f: &dyn Fn(&ShapeMetrics) -> f64| (m.iter().map(|x| f(x).ln()).sum::<f64>() / n).exp();
     let rhos: Vec<f64> = m.iter().filter_map(|x| x.rho).collect();
+    let decided: Vec<&ShapeMetrics> = m.iter().filter(|x| x.noise_sigma.is_some()).collect();
+    let share = |f: &dyn Fn(&ShapeMetrics) -> bool| {
+        decided.iter().filter(|x| f(x)).count() as f64 / decided.len().max(1) as f64
+    };
     Summary {
         top1_geomean: geo(&|x| x.top1),
         worst_top1: m.iter().map(|x| x.top1).fold(f64::INFINITY, f64::min),
@@ -413,6 +449,12 @@ pub fn summary_of(m: Vec<ShapeMetrics>) -> Summary {
         rho_median: median(rhos.clone()),
         rho_min: rhos.iter().copied().fold(f64::INFINITY, f64::min),
         median_abs_rel_error: median(m.iter().map(|x| x.median_abs_rel_error).collect()),
+        decided_shapes: decided.len(),
+        decided_best_in_top4: share(&|x| x.best_in_top4),
+        decided_tie_in_top4: share(&|x| x.tie_in_top4 == Some(true)),
+        decided_top4_ceiling: decided.iter().filter_map(|x| x.top4_ceiling).sum::<f64>()
+            / decided.len().max(1) as f64,
+        decided_noise_sigma: median(decided.iter().filter_map(|x| x.noise_sigma).collect()),
         shapes: m,
     }
 }
@@ -700,8 +742,22 @@ impl FitReport {
                 s.median_abs_rel_error * 100.0
             );
         };
+        let decided = |o: &mut String, what: &str, s: &Summary| {
+            if s.decided_shapes > 0 {
+                let _ = writeln!(
+                    o,
+                    "{what:<20} {} shapes with repeated timings (one timing's noise {:.2}%,                      median): best in top-4 {:.0}%, the best or a tie of it {:.0}%; a model                      that knew every decided time: {:.0}%",
+                    s.decided_shapes,
+                    s.decided_noise_sigma * 100.0,
+                    s.decided_best_in_top4 * 100.0,
+                    s.decided_tie_in_top4 * 100.0,
+                    s.decided_top4_ceiling * 100.0
+                );
+            }
+        };
         line(&mut o, "train, before", &self.train_before);
         line(&mut o, "train, after", &self.train_after);
+        decided(&mut o, "train, after", &self.train_after);
         for (what, c) in [
             ("before", &self.cluster_pairs_before),
             ("after", &self.cluster_pairs_after),
@@ -716,6 +772,8 @@ impl FitReport {
         if let (Some(b), Some(a)) = (&self.heldout_before, &self.heldout_after) {
             line(&mut o, "held out, before", b);
             line(&mut o, "held out, after", a);
+            decided(&mut o, "held out, before", b);
+            decided(&mut o, "held out, after", a);
             let _ = writeln!(
                 o,
                 "\n{:<18} {:>6} {:>7} {:>7} {:>6} {:>6} {:>7} {:>7}  model's #1 after",
@@ -745,6 +803,7 @@ impl FitReport {
             );
             line(&mut o, "all, start model", b);
             line(&mut o, "LOSO held out", a);
+            decided(&mut o, "LOSO held out", a);
             let _ = writeln!(
                 o,
                 "{:<18} {:>6} {:>7} {:>5} {:>6} {:>7}  model's #1 (LOSO) / measured best",
@@ -813,6 +872,7 @@ mod tests {
                             tflops: r.prediction.tflops,
                         }),
                         gate: Verdict::Pass,
+                        repeats_us: vec![],
                     })
                     .collect();
                 ShapeData {
@@ -959,5 +1019,74 @@ mod tests {
             s.rho_median > 0.999 && s.median_abs_rel_error < 1e-12,
             "{s:?}"
         );
+    }
+
+    #[test]
+    fn a_tie_of_the_best_counts_only_where_repeats_cannot_tell_them_apart() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let model = CostModel::shipped();
+        let shape = Shape::new(2048, 2048, 2048);
+        let ranked = model.rank(&arch, Dtype::Tf32, Layout::Tn, &shape);
+        // The model's 12 best; the fastest measured is its #7, its #1 is `first_us`.
+        let data = |first_us: f64| {
+            let points = ranked[..12]
+                .iter()
+                .enumerate()
+                .map(|(rank, r)| {
+                    let t = match rank {
+                        0 => first_us,
+                        6 => 100.0,
+                        _ => 103.0 + rank as f64,
+                    };
+                    // Six timings spread ±0.3% around t.
+                    let v: Vec<f64> = [-0.3, -0.1, 0.0, 0.05, 0.1, 0.3]
+                        .iter()
+                        .map(|d| t * (1.0 + d / 100.0))
+                        .collect();
+                    Point {
+                        schedule: r.schedule,
+                        origin: Origin::Top,
+                        predicted_us: 0.0,
+                        status: "measured".into(),
+                        measured: Some(Measurement {
+                            median_us: v[2],
+                            ci_low_us: v[2],
+                            ci_high_us: v[2],
+                            samples: 7,
+                            outliers: 0,
+                            tflops: 1.0,
+                        }),
+                        gate: Verdict::Pass,
+                        repeats_us: v
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| *i != 2)
+                            .map(|(_, t)| *t)
+                            .collect(),
+                    }
+                })
+                .collect();
+            ShapeData {
+                problem: Problem::new(Dtype::Tf32, Layout::Tn, shape),
+                cublas: None,
+                reference_passed: true,
+                points,
+            }
+        };
+        let tied = shape_metrics(&model, &arch, &data(100.1)).unwrap();
+        assert!(!tied.best_in_top4);
+        assert_eq!(tied.tie_in_top4, Some(true));
+        let sigma = tied.noise_sigma.unwrap();
+        assert!((0.001..0.004).contains(&sigma), "sigma {sigma}");
+        // The two near-tied points are the two fastest decided times: a model that knew
+        // them holds whichever one more timing finds fastest in its top 4.
+        let ceiling = tied.top4_ceiling.unwrap();
+        assert!(ceiling > 0.9, "ceiling {ceiling}");
+        let apart = shape_metrics(&model, &arch, &data(101.5)).unwrap();
+        assert_eq!(apart.tie_in_top4, Some(false));
+        let summary = summary_of(vec![tied, apart]);
+        assert_eq!(summary.decided_shapes, 2);
+        assert_eq!(summary.decided_best_in_top4, 0.0);
+        assert_eq!(summary.decided_tie_in_top4, 0.5);
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod data;
 pub mod fit;
+pub mod noise;
 pub mod pool;
 pub mod sample;
 pub mod selection;
@@ -60,6 +61,8 @@ pub struct CollectOptions {
     pub watchdog_s: u64,
     pub cache_dir: PathBuf,
     pub timing: TimingConfig,
+    /// Confirmation rounds per shape ([`confirm`]); 0: each schedule timed once.
+    pub repeat: usize,
     /// Compile the variants into the cache and stop (works without a GPU).
     pub compile_only: bool,
     pub command: String,
@@ -238,9 +241,14 @@ pub fn collect(opts: &CollectOptions) -> anyhow::Result<Option<CalibrationData>>
                     status: status_label(&status),
                     measured,
                     gate: gate.verdict,
+                    repeats_us: vec![],
                 }
             })
             .collect::<Vec<_>>();
+        let mut points = points;
+        if opts.repeat > 0 {
+            confirm(&topts, problem, &mut points, opts.repeat)?;
+        }
         let passed = points.iter().filter(|p| p.gate == Verdict::Pass).count();
         eprintln!(
             "{}: {} timed, {passed} passed the gate, cuBLAS {:.1} µs, {:.1} s",
@@ -258,6 +266,76 @@ pub fn collect(opts: &CollectOptions) -> anyhow::Result<Option<CalibrationData>>
         data.save(&opts.out_dir)?;
     }
     Ok(Some(data))
+}
+
+/// Times again, `rounds` times, the points whose first timing lies within
+/// [`noise::CONFIRM_BAND`] of the shape's fastest (at most [`noise::CONFIRM_MAX`]) and the
+/// model's 4 best-predicted timed points: one worker job per round, each in a rotated order
+/// ([`noise::confirm_order`]), every timing gated again. The medians go to `repeats_us`.
+fn confirm(
+    topts: &TuneOptions,
+    problem: &Problem,
+    points: &mut [Point],
+    rounds: usize,
+) -> anyhow::Result<()> {
+    let mut timed: Vec<(usize, f64)> = points
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.time_us().map(|t| (i, t)))
+        .collect();
+    let Some(best) = timed.iter().map(|&(_, t)| t).min_by(f64::total_cmp) else {
+        return Ok(());
+    };
+    timed.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut set: Vec<usize> = timed
+        .iter()
+        .filter(|&&(_, t)| t <= best * noise::CONFIRM_BAND)
+        .take(noise::CONFIRM_MAX)
+        .map(|&(i, _)| i)
+        .collect();
+    let mut by_prediction: Vec<usize> = timed.iter().map(|&(i, _)| i).collect();
+    by_prediction.sort_by(|&a, &b| points[a].predicted_us.total_cmp(&points[b].predicted_us));
+    for i in by_prediction.into_iter().take(4) {
+        if !set.contains(&i) {
+            set.push(i);
+        }
+    }
+    let t0 = std::time::Instant::now();
+    for r in 0..rounds {
+        let order: Vec<Schedule> = noise::confirm_order(&set, r, rounds)
+            .into_iter()
+            .map(|i| points[i].schedule)
+            .collect();
+        let pb = indicatif::ProgressBar::hidden();
+        let res = supervisor::screen(topts, problem, &order, &pb)?;
+        for &i in &set {
+            let p = &mut points[i];
+            match res.outcomes.get(&p.schedule) {
+                Some((_, Some(m), gate)) if gate.verdict == Verdict::Pass => {
+                    p.repeats_us.push(m.median_us)
+                }
+                Some((_, _, gate)) if gate.verdict == Verdict::Fail => p.gate = Verdict::Fail,
+                _ => {}
+            }
+        }
+    }
+    let shape = ShapeData {
+        problem: *problem,
+        cublas: None,
+        reference_passed: true,
+        points: points.to_vec(),
+    };
+    eprintln!(
+        "{}: {} schedules timed {rounds} more times, one timing's noise {}, {:.1} s",
+        problem.shape,
+        set.len(),
+        noise::shape_noise(&shape).map_or("not resolved".into(), |n| format!(
+            "{:.2}%",
+            n.sigma * 100.0
+        )),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 fn status_label(s: &Status) -> String {

@@ -40,6 +40,12 @@ pub struct CalibrateArgs {
     out: Option<PathBuf>,
     #[arg(long, default_value = "tf32-rne-k8-inorder", value_parser = contract_parser())]
     contract: Contract,
+    /// Confirmation rounds: the schedules within 3% of each shape's fastest (at most 24) and
+    /// the model's top 4 are timed this many more times, each round in a new worker and a
+    /// rotated order; a point's time is then the median of its timings, and their spread
+    /// decides ties and the ceiling of the top-4 count in the fit. 0: each schedule once.
+    #[arg(long, default_value_t = 4)]
+    repeat: usize,
     /// Compile the kernel variants into the cache and stop (no GPU needed).
     #[arg(long, conflicts_with = "fit")]
     compile_only: bool,
@@ -102,6 +108,7 @@ pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
         watchdog_s: a.watchdog,
         cache_dir: a.cache.clone().unwrap_or_else(cache::default_dir),
         timing: calibrate::quick_timing(),
+        repeat: a.repeat,
         compile_only: a.compile_only,
         command: std::env::args().collect::<Vec<_>>().join(" "),
     };

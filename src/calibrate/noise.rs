@@ -1,0 +1,260 @@
+//! How sharply a calibration data set decides which schedule is fastest.
+//!
+//! Each point is first timed once (a quick median of ≥ 7 batches). A data set collected with
+//! `forge calibrate --repeat R` times the schedules near each shape's best (and the model's
+//! top 4) R more times in later worker jobs, each in a rotated order ([`confirm_order`]); a
+//! point's time is then the median of its 1 + R timings, and the spread of those timings
+//! around their median is the timing noise of the shape. With it the fit reports two things
+//! the strict "best in the model's top 4" count cannot say alone:
+//! - ties: schedules whose decided time is not told apart from the fastest one's at that
+//!   noise (their difference is under two standard errors of a difference of medians);
+//! - the ceiling of the strict count: how often a model that knew every decided time would
+//!   hold, in its top 4, the schedule that one more timing of the data would find fastest
+//!   (Monte Carlo over the measured noise). Where 6 schedules lie within 1% of the best and
+//!   one timing is ~0.5% noisy, no model reaches 90% on the strict count.
+
+use super::data::{Point, ShapeData};
+use super::sample::SplitMix;
+use statrs::distribution::{ContinuousCDF, Normal};
+
+/// Decided points (repeated) within this factor of a shape's fastest first timing are
+/// re-timed, at most [`CONFIRM_MAX`] of them, besides the model's top 4.
+pub const CONFIRM_BAND: f64 = 1.03;
+pub const CONFIRM_MAX: usize = 24;
+
+/// Standard error of a sample median over that of a mean, for normal data (√(π/2)).
+const MEDIAN_SE_FACTOR: f64 = 1.2533;
+
+/// Monte Carlo trials of [`top4_ceiling`].
+const TRIALS: usize = 2000;
+
+/// One timing's noise on a shape (log scale), pooled over its repeated points.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeNoise {
+    /// Standard deviation of ln(one timing), robust: 1.4826 × the median |ln(a/b)| over
+    /// every pair of timings of one point, / √2 (free of the bias a deviation from a median
+    /// of a few timings has).
+    pub sigma: f64,
+    /// Points timed at least 3 times.
+    pub repeated: usize,
+}
+
+/// The timings of a point: its first median and its repeats.
+fn samples(p: &Point) -> Vec<f64> {
+    p.measured
+        .iter()
+        .map(|m| m.median_us)
+        .chain(p.repeats_us.iter().copied())
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .collect()
+}
+
+/// How many timings a point's time is the median of.
+pub fn timings(p: &Point) -> usize {
+    samples(p).len().max(1)
+}
+
+/// The median of a point's timings (`None`: never timed).
+pub fn decided_us(p: &Point) -> Option<f64> {
+    let mut v = samples(p);
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    })
+}
+
+/// The shape's timing noise, or `None` when fewer than 3 of its points were timed ≥ 3 times.
+pub fn shape_noise(s: &ShapeData) -> Option<ShapeNoise> {
+    let mut differences = vec![];
+    let mut repeated = 0;
+    for p in &s.points {
+        let v = samples(p);
+        if v.len() < 3 || p.time_us().is_none() {
+            continue;
+        }
+        repeated += 1;
+        for (i, a) in v.iter().enumerate() {
+            differences.extend(v[i + 1..].iter().map(|b| (a / b).ln().abs()));
+        }
+    }
+    if repeated < 3 {
+        return None;
+    }
+    differences.sort_by(f64::total_cmp);
+    let median = differences[differences.len() / 2];
+    Some(ShapeNoise {
+        sigma: 1.4826 * median / std::f64::consts::SQRT_2,
+        repeated,
+    })
+}
+
+/// Standard error (log scale) of a time decided as the median of `n` timings.
+fn standard_error(noise: &ShapeNoise, n: usize) -> f64 {
+    if n <= 1 {
+        noise.sigma
+    } else {
+        MEDIAN_SE_FACTOR * noise.sigma / (n as f64).sqrt()
+    }
+}
+
+/// Whether a time decided from `n` timings is told apart from the fastest one (decided from
+/// `n_best`): its excess over the fastest is more than two standard errors of the difference.
+pub fn slower_than_best(noise: &ShapeNoise, t: f64, n: usize, best: f64, n_best: usize) -> bool {
+    let se = standard_error(noise, n).hypot(standard_error(noise, n_best));
+    (t / best).ln() > 2.0 * se
+}
+
+/// The strict count's ceiling on one shape: the fraction of simulated re-timings (each
+/// point's decided time × exp(N(0, se²)), se from its own count of timings) whose fastest
+/// point is among the 4 fastest decided times. `points`: (decided µs, timings) of every
+/// gate-passing point.
+pub fn top4_ceiling(points: &[(f64, usize)], noise: &ShapeNoise, seed: u64) -> f64 {
+    if points.len() <= 4 {
+        return 1.0;
+    }
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| points[a].0.total_cmp(&points[b].0));
+    let mut top4 = vec![false; points.len()];
+    for &i in &order[..4] {
+        top4[i] = true;
+    }
+    let normal = Normal::standard();
+    let mut rng = SplitMix::new(seed);
+    let mut hits = 0;
+    for _ in 0..TRIALS {
+        let mut best = (f64::INFINITY, 0);
+        for (i, &(t, n)) in points.iter().enumerate() {
+            // (0, 1) open: the top 53 bits, offset by half a step.
+            let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            let x = t.ln() + standard_error(noise, n) * normal.inverse_cdf(u);
+            if x < best.0 {
+                best = (x, i);
+            }
+        }
+        hits += top4[best.1] as usize;
+    }
+    hits as f64 / TRIALS as f64
+}
+
+/// The order of the `r`-th (0-based) of `rounds` confirmation rounds over `set`: rotated by
+/// r/rounds of its length, so that no schedule is always timed first or last in a worker
+/// (the clock and the caches differ there).
+pub fn confirm_order<T: Copy>(set: &[T], r: usize, rounds: usize) -> Vec<T> {
+    let n = set.len();
+    let shift = if n == 0 { 0 } else { r * n / rounds.max(1) };
+    (0..n).map(|i| set[(i + shift) % n]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::sample::Origin;
+    use crate::problem::Problem;
+    use crate::report::{Measurement, Verdict};
+    use crate::schedule::{Dtype, Layout, Schedule};
+    use crate::shape::Shape;
+
+    fn point(first: f64, repeats: &[f64]) -> Point {
+        Point {
+            schedule: Schedule::canonical(Dtype::Tf32),
+            origin: Origin::Top,
+            predicted_us: 1.0,
+            status: "measured".into(),
+            measured: Some(Measurement {
+                median_us: first,
+                ci_low_us: first,
+                ci_high_us: first,
+                samples: 7,
+                outliers: 0,
+                tflops: 1.0,
+            }),
+            gate: Verdict::Pass,
+            repeats_us: repeats.to_vec(),
+        }
+    }
+
+    fn shape(points: Vec<Point>) -> ShapeData {
+        ShapeData {
+            problem: Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(256, 256, 256)),
+            cublas: None,
+            reference_passed: true,
+            points,
+        }
+    }
+
+    #[test]
+    fn a_points_time_is_the_median_of_its_timings() {
+        assert_eq!(decided_us(&point(10.0, &[])), Some(10.0));
+        assert_eq!(decided_us(&point(10.0, &[12.0, 11.0])), Some(11.0));
+        assert_eq!(decided_us(&point(10.0, &[12.0, 11.0, 9.0])), Some(10.5));
+        assert_eq!(timings(&point(10.0, &[12.0, 11.0])), 3);
+    }
+
+    #[test]
+    fn the_noise_is_the_spread_of_the_repeats_and_needs_three_repeated_points() {
+        let mut rng = SplitMix::new(7);
+        let normal = Normal::standard();
+        let sigma = 0.01;
+        let points: Vec<Point> = (0..40)
+            .map(|i| {
+                let t = 100.0 + i as f64;
+                let v: Vec<f64> = (0..6)
+                    .map(|_| {
+                        let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                        t * (sigma * normal.inverse_cdf(u)).exp()
+                    })
+                    .collect();
+                point(v[0], &v[1..])
+            })
+            .collect();
+        let noise = shape_noise(&shape(points.clone())).unwrap();
+        assert_eq!(noise.repeated, 40);
+        assert!(
+            (noise.sigma / sigma - 1.0).abs() < 0.2,
+            "sigma {} for {sigma}",
+            noise.sigma
+        );
+        let few: Vec<Point> = points[..2].to_vec();
+        assert_eq!(shape_noise(&shape(few)), None);
+        let once: Vec<Point> = (0..10).map(|i| point(100.0 + i as f64, &[])).collect();
+        assert_eq!(shape_noise(&shape(once)), None);
+    }
+
+    #[test]
+    fn ties_and_the_ceiling_follow_the_noise() {
+        let noise = ShapeNoise {
+            sigma: 0.005,
+            repeated: 10,
+        };
+        // Six timings each: se of a median 0.26%, of a difference 0.36%.
+        assert!(!slower_than_best(&noise, 100.5, 6, 100.0, 6));
+        assert!(slower_than_best(&noise, 101.0, 6, 100.0, 6));
+        // Timed once, the same 0.5% is a tie.
+        assert!(!slower_than_best(&noise, 100.5, 1, 100.0, 6));
+        // Well separated times: the fastest is always the fastest.
+        let apart: Vec<(f64, usize)> = (0..20).map(|i| (100.0 * 1.05f64.powi(i), 6)).collect();
+        assert_eq!(top4_ceiling(&apart, &noise, 1), 1.0);
+        // Eight points within 0.2% of each other: the re-timed best lands anywhere among them.
+        let crowd: Vec<(f64, usize)> = (0..8).map(|i| (100.0 + 0.02 * i as f64, 1)).collect();
+        let c = top4_ceiling(&crowd, &noise, 1);
+        assert!((0.5..0.75).contains(&c), "ceiling {c}");
+    }
+
+    #[test]
+    fn confirmation_rounds_rotate() {
+        let set = [0, 1, 2, 3];
+        assert_eq!(confirm_order(&set, 0, 4), vec![0, 1, 2, 3]);
+        assert_eq!(confirm_order(&set, 1, 4), vec![1, 2, 3, 0]);
+        assert_eq!(confirm_order(&set, 1, 2), vec![2, 3, 0, 1]);
+        let firsts: std::collections::HashSet<i32> =
+            (0..4).map(|r| confirm_order(&set, r, 4)[0]).collect();
+        assert_eq!(firsts.len(), 4);
+        assert!(confirm_order::<i32>(&[], 0, 3).is_empty());
+    }
+}
