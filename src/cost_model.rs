@@ -103,6 +103,11 @@ pub struct FamilyConstants {
     /// Extra fill per unit of a multi-CTA cluster (cluster barrier set-up, first multicast).
     #[serde(default)]
     pub cluster_fill_clk: f64,
+    /// Clocks a multi-CTA cluster adds to the pipeline's round trip of one stage (a stage is
+    /// refilled by multicast only after every CTA of the cluster has released it: the
+    /// release crosses SMs); hidden by `stages − 1` loads in flight like the rest of it.
+    #[serde(default)]
+    pub cluster_stage_clk: f64,
     /// Fraction of the SM's tensor peak one CTA can drive, keyed by worker count.
     pub issue_fraction: BTreeMap<String, f64>,
     /// Achievable main-loop fraction of the dense tensor peak, keyed by arch name (+ default).
@@ -248,6 +253,7 @@ struct FamilyCtx {
     epilogue_overlap: f64,
     cluster_ktile_clk: f64,
     cluster_fill_clk: f64,
+    cluster_stage_clk: f64,
 }
 
 /// Everything of the model and the arch that does not depend on the schedule, in the units
@@ -304,6 +310,7 @@ impl FamilyCtx {
             epilogue_overlap: c.epilogue_overlap_persistent,
             cluster_ktile_clk: c.cluster_ktile_clk,
             cluster_fill_clk: c.cluster_fill_clk,
+            cluster_stage_clk: c.cluster_stage_clk,
         }
     }
 }
@@ -543,6 +550,7 @@ impl CostModel {
             for (key, v) in [
                 ("cluster_ktile_clk", f.cluster_ktile_clk),
                 ("cluster_fill_clk", f.cluster_fill_clk),
+                ("cluster_stage_clk", f.cluster_stage_clk),
             ] {
                 range(&format!("family.{name}.{key}"), v, 0.0, big, NONNEG)?;
             }
@@ -806,7 +814,13 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         l2_bytes: l2_unit,
         l2_bytes_no_multicast: l2_unit_nomc,
         dram_bytes: dram_main / n_cta,
-        latency: k_unit * g.pipeline_latency_clk
+        latency: k_unit
+            * (g.pipeline_latency_clk
+                + if clustered {
+                    fam.cluster_stage_clk
+                } else {
+                    0.0
+                })
             / (s.stages.saturating_sub(1).max(1) as f64)
             / clock,
     };
@@ -1388,6 +1402,60 @@ mod tests {
             "{streamed}: cluster 2 / 1 predicted {:.3}, measured {:.3}",
             two.time_us / one.time_us,
             33.554 / 30.154
+        );
+    }
+
+    #[test]
+    fn a_cluster_at_deep_k_and_small_tiles_is_priced_slower_than_its_twin() {
+        // Session 10's selection screens (reports/2026-12-04-h200-session10-screens-decided,
+        // medians of 9 rounds): 64x128 s7 tiles at 1024x1024x16384 ran 99.3 us as 1-CTA
+        // clusters and 117.4-118.8 us as 2-CTA ones; at 2500^3 (rows not 32-byte aligned)
+        // the 2-CTA 128x224 s4 cluster was 0.73x its twin. The pipeline round trip of a
+        // cluster (`cluster_stage_clk`) is what separates them: a small tile's K step is
+        // short, so its longer round trip is not hidden by the stages in flight.
+        let m = CostModel::shipped();
+        let arch = h200();
+        let ratio = |name: &str, shape: Shape| {
+            let t = |c: u32| {
+                m.predict(
+                    &arch,
+                    &sched(&name.replace("_cX_", &format!("_c{c}_"))),
+                    &shape,
+                    Layout::Tn,
+                )
+                .time_us
+            };
+            t(2) / t(1)
+        };
+        let deep = ratio(
+            "wgmma_tf32_64x128x32_s7_wg1_swz8_np_cX_k1",
+            Shape::new(1024, 1024, 16384),
+        );
+        assert!(
+            deep > 1.0,
+            "1024x1024x16384: 2/1 predicted {deep:.3}, measured 1.18"
+        );
+        let wide = ratio(
+            "wgmma_tf32_128x224x32_s4_wg2_swz16_pers_cX_k1",
+            Shape::new(2500, 2500, 2500),
+        );
+        assert!(wide < 0.9, "2500^3: 2/1 predicted {wide:.3}, measured 0.73");
+        let mut without = m.clone();
+        without.family.wgmma.cluster_stage_clk = 0.0;
+        let t = |model: &CostModel, c: u32| {
+            let name = format!("wgmma_tf32_64x128x32_s7_wg1_swz8_np_c{c}_k1");
+            model
+                .predict(
+                    &arch,
+                    &sched(&name),
+                    &Shape::new(1024, 1024, 16384),
+                    Layout::Tn,
+                )
+                .time_us
+        };
+        assert!(
+            t(&without, 2) < t(&without, 1),
+            "the term is what prices the loss"
         );
     }
 

@@ -98,7 +98,8 @@ impl Dispatcher {
                 stream: gpu.stream.clone(),
                 info: gpu.info.clone(),
             },
-            profile,
+            // Selection by the cost model prices this device, as the tune did.
+            profile: profile.with_device(&gpu.info.measured_properties()),
             cache: KernelCache::new(cache_dir)?,
             dtype: Dtype::Tf32,
             kernels: RwLock::new(HashMap::new()),

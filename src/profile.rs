@@ -43,7 +43,7 @@
 //! shape is not checked: selection keeps those that run the shape). Every error is one line
 //! naming the file and, for an entry, its index (from 0) and problem (for a table, its index).
 
-use crate::arch::Arch;
+use crate::arch::{Arch, MeasuredProperties};
 use crate::contract::Contract;
 use crate::cost_model::CostModel;
 use crate::problem::Problem;
@@ -95,6 +95,13 @@ pub struct Metadata {
     /// and loading checks it, so a file cut at an entry boundary is refused instead of
     /// silently turning exact choices into nearest ones. [`Profile::new`] sets it.
     pub entries: usize,
+    /// The tuned device's measured properties (SMs, clock, shared memory, L2, DRAM
+    /// bandwidth), applied to the architecture table for selection by the cost model, as the
+    /// tune ranked with them and the calibration fitted with them. Absent in profiles
+    /// written before 2026-12-05 and in cost-model-only ones: the table alone (a dispatcher
+    /// applies its own device's properties either way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<MeasuredProperties>,
 }
 
 /// Gate outcome stored per entry.
@@ -206,6 +213,7 @@ impl Metadata {
             canonical_schedule: Schedule::canonical(dtype).name(),
             cublas_mode: String::new(),
             entries: 0,
+            device: None,
         }
     }
 
@@ -596,6 +604,10 @@ impl Profile {
                 Arch::known().join(", ")
             ),
         })?;
+        let arch = match &meta.device {
+            Some(d) => arch.with_measured(d),
+            None => arch,
+        };
         let canonical_error = |reason: String| ProfileError::Canonical {
             path: path_s(),
             found: quoted(&meta.canonical_schedule),
@@ -830,6 +842,13 @@ impl Profile {
         &self.arch
     }
 
+    /// Selects by the cost model with a device's measured properties applied to the
+    /// architecture table (a dispatcher's own device: what the tune ranked with).
+    pub fn with_device(mut self, device: &MeasuredProperties) -> Profile {
+        self.arch = self.arch.with_measured(device);
+        self
+    }
+
     /// Picks the schedule for a problem by the rule in the module docs. A dtype without
     /// kernels ([`Dtype::has_kernels`]) has no entries, so it gets its canonical schedule,
     /// which has no kernel either: callers check the dtype first (`forge select` does).
@@ -1036,6 +1055,31 @@ pub(crate) mod tests {
         assert_eq!(back.meta, p.meta);
         assert_eq!(back.entries, p.entries);
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn selection_prices_the_device_the_profile_recorded() {
+        let plain = sample();
+        assert_eq!(plain.meta.device, None);
+        assert!(!plain.to_toml().contains("[meta.device]"));
+        let h200 = MeasuredProperties {
+            boost_clock_mhz: Some(1980.0),
+            l2_bytes: Some(60 << 20),
+            dram_bandwidth_gbs: Some(4800.0),
+            ..Default::default()
+        };
+        let mut meta = meta("sm_90a");
+        meta.device = Some(h200.clone());
+        let p = Profile::new(meta, plain.entries.clone()).unwrap();
+        let text = p.to_toml();
+        assert!(text.contains("[meta.device]"), "{text}");
+        let back = Profile::parse(&text, "p.toml").unwrap();
+        assert_eq!(back.meta.device, Some(h200.clone()));
+        let table = Arch::by_name("sm_90a").unwrap();
+        assert_eq!(back.arch(), &table.clone().with_measured(&h200));
+        assert_ne!(plain.arch().dram_bandwidth_gbs, back.arch().dram_bandwidth_gbs);
+        // A dispatcher applies its own device's properties over either.
+        assert_eq!(plain.with_device(&h200).arch(), back.arch());
     }
 
     #[test]

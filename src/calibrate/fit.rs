@@ -40,7 +40,7 @@ const fn free(key: &'static str, lo: f64, hi: f64) -> Free {
 /// bandwidth is bounded by the same 128 B/clk (32 banks × 4 B): with the multicast term the
 /// free fit ran it to 512, pricing ping-pong's second read of B at nothing (measured: pp
 /// 1.08–1.22× the cooperative kernel's time).
-pub const FREE: [Free; 30] = [
+pub const FREE: [Free; 31] = [
     free("global.launch_us", 0.5, 10.0),
     free("global.dram_efficiency", 0.5, 1.0),
     free("global.l2_effective_fraction", 0.2, 1.0),
@@ -71,6 +71,7 @@ pub const FREE: [Free; 30] = [
     free("family.wgmma.epilogue_overlap_persistent", 0.0, 1.0),
     free("family.wgmma.cluster_ktile_clk", 0.0, 1000.0),
     free("family.wgmma.cluster_fill_clk", 0.0, 10000.0),
+    free("family.wgmma.cluster_stage_clk", 0.0, 10000.0),
 ];
 
 /// The free constants named by `keys` (as [`FREE`] spells them, `{arch}` included), in
@@ -746,7 +747,9 @@ impl FitReport {
             if s.decided_shapes > 0 {
                 let _ = writeln!(
                     o,
-                    "{what:<20} {} shapes with repeated timings (one timing's noise {:.2}%,                      median): best in top-4 {:.0}%, the best or a tie of it {:.0}%; a model                      that knew every decided time: {:.0}%",
+                    "{what:<20} {} shapes with repeated timings (one timing's noise {:.2}%, \
+                     median): best in top-4 {:.0}%, the best or a tie of it {:.0}%; a model \
+                     that knew every decided time: {:.0}%",
                     s.decided_shapes,
                     s.decided_noise_sigma * 100.0,
                     s.decided_best_in_top4 * 100.0,

@@ -38,9 +38,13 @@ pub(super) fn rank(
     }
     for (shape, r) in shapes.iter().zip(&ranked) {
         println!(
-            "\n{shape} on {} ({}), {dtype}, layout {}: {} valid schedules",
+            "\n{shape} on {} ({}; priced at {:.0} MHz, {} MB L2, {:.0} GB/s), {dtype}, layout {}: \
+             {} valid schedules",
             arch.name,
             arch.devices,
+            arch.boost_clock_mhz,
+            arch.l2_bytes >> 20,
+            arch.dram_bandwidth_gbs,
             layout.as_str(),
             r.len()
         );

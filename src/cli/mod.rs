@@ -73,6 +73,10 @@ pub enum Cmd {
         /// Explain one schedule: validity for each shape and its cost terms.
         #[arg(long, value_name = "NAME")]
         explain: Option<String>,
+        /// Price the device this profile was tuned on (its recorded clock, L2 and DRAM
+        /// bandwidth, as the tune and the profile's selection do) instead of the table's.
+        #[arg(long)]
+        profile: Option<PathBuf>,
     },
     /// Benchmark the cost model's top picks on the GPU beside cuBLAS, gate them bit-exactly,
     /// and write a dispatch profile and a run report.
@@ -361,7 +365,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             top,
             json,
             explain,
+            profile,
         } => {
+            let arch = match profile {
+                Some(p) => Profile::load_for_arch(&p, &arch.name)?.arch().clone(),
+                None => arch,
+            };
             let (shapes, dtype, layout) = (&problems.shapes.0, problems.dtype, problems.layout);
             match explain {
                 Some(name) => explain_schedule(&arch, shapes, layout, &name),

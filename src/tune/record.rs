@@ -61,6 +61,7 @@ pub fn metadata(opts: &TuneOptions, info: Option<&DeviceInfo>) -> Metadata {
         meta.driver_version = i.driver_version.clone();
         meta.nvrtc_version = i.nvrtc_version.clone();
         meta.cublas_mode = CUBLAS_MODE.into();
+        meta.device = Some(i.measured_properties());
     }
     meta
 }
