@@ -1077,7 +1077,10 @@ pub(crate) mod tests {
         assert_eq!(back.meta.device, Some(h200.clone()));
         let table = Arch::by_name("sm_90a").unwrap();
         assert_eq!(back.arch(), &table.clone().with_measured(&h200));
-        assert_ne!(plain.arch().dram_bandwidth_gbs, back.arch().dram_bandwidth_gbs);
+        assert_ne!(
+            plain.arch().dram_bandwidth_gbs,
+            back.arch().dram_bandwidth_gbs
+        );
         // A dispatcher applies its own device's properties over either.
         assert_eq!(plain.with_device(&h200).arch(), back.arch());
     }
