@@ -1,9 +1,10 @@
 //! Tuning on first use (as PyTorch's TunableOp and Triton's autotuner do): when a dispatcher
 //! with the option on meets a shape its profile does not hold, it times the calibrated cost
-//! model's top [`CANDIDATES`] schedules and the first one's cluster twin briefly, gates each
-//! against the canonical schedule's output bit for bit, keeps the fastest that passes (the
-//! canonical one when none does) and appends it to a per-device cache file that later runs
-//! load. Off by default
+//! model's top [`CANDIDATES`] schedules and the first one's cluster twin briefly, then, while
+//! its time budget lasts, the other launch variants of the fastest ([`launch_variants`]); gates
+//! each against the canonical schedule's output bit for bit, keeps the fastest that passes
+//! (the canonical one when none does) and appends it to a per-device cache file that later
+//! runs load. Off by default
 //! ([`ENV`] = `1` or `Dispatcher::set_tune_on_first_use`); it never changes bits: every
 //! schedule it may choose produced the canonical output on the same inputs.
 //!
@@ -33,7 +34,7 @@ use crate::report::Verdict;
 use crate::schedule::{self, Layout, Schedule};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -200,17 +201,38 @@ impl TunedCache {
 /// The candidates: the model's diverse top [`CANDIDATES`] that keep the reduction order and
 /// can run the shape, then the first one's cluster twin ([`super::picks::cluster_twin`]).
 pub fn candidates(arch: &Arch, problem: &Problem) -> Vec<Schedule> {
-    let ranked = CostModel::shipped_ref().rank(arch, problem.dtype, problem.layout, &problem.shape);
-    let runnable: Vec<_> = ranked
-        .into_iter()
-        .filter(|r| reads_in_place(&r.schedule, &problem.shape))
-        .collect();
+    let runnable = runnable_ranking(arch, problem);
     let picks = super::picks::pick_diverse(&runnable, CANDIDATES);
     let twin = super::picks::cluster_twin(&runnable, &picks);
     picks
         .iter()
         .map(|(_, r)| r.schedule)
         .chain(twin.map(|i| runnable[i].schedule))
+        .collect()
+}
+
+/// The launch variants of `fastest` (raster order, swizzle group, plain or persistent) not in
+/// `tried`, in ranking order: the tuner's second screen ([`super::picks::launch_variants`]).
+pub fn launch_variants(
+    arch: &Arch,
+    problem: &Problem,
+    fastest: Schedule,
+    tried: &[Schedule],
+) -> Vec<Schedule> {
+    let runnable = runnable_ranking(arch, problem);
+    let tried: HashSet<Schedule> = tried.iter().copied().collect();
+    super::picks::launch_variants(&runnable, &[fastest], &tried)
+        .into_iter()
+        .map(|(_, r)| r.schedule)
+        .collect()
+}
+
+/// The model's ranking of the schedules that run the problem in place.
+fn runnable_ranking(arch: &Arch, problem: &Problem) -> Vec<crate::cost_model::Ranked> {
+    CostModel::shipped_ref()
+        .rank(arch, problem.dtype, problem.layout, &problem.shape)
+        .into_iter()
+        .filter(|r| reads_in_place(&r.schedule, &problem.shape))
         .collect()
 }
 
@@ -284,7 +306,24 @@ pub fn tune(
     let (golden, canonical_us) = run(&canonical, true)?;
     let mut best = (canonical, canonical_us);
     let mut passed = 1;
-    for s in candidates(arch, problem) {
+    let mut queue = candidates(arch, problem);
+    let mut refined = false;
+    let mut next = 0;
+    loop {
+        if next == queue.len() {
+            // The first candidates done: the fastest one's other launch variants, once.
+            if refined || best.0 == canonical {
+                break;
+            }
+            refined = true;
+            let more = launch_variants(arch, problem, best.0, &queue);
+            if more.is_empty() {
+                break;
+            }
+            queue.extend(more);
+        }
+        let s = queue[next];
+        next += 1;
         if start.elapsed() >= budget {
             break;
         }
@@ -400,5 +439,21 @@ mod tests {
             assert!(!enabled_by_env());
         }
         assert!(budget_from_env() >= Duration::from_millis(1));
+    }
+
+    #[test]
+    fn the_fastest_candidates_launch_variants_come_after_the_candidates() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let problem = Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(3000, 5000, 1000));
+        let first = candidates(&arch, &problem);
+        let fastest = first[1];
+        let more = launch_variants(&arch, &problem, fastest, &first);
+        assert!(!more.is_empty());
+        assert!(more.len() <= super::super::picks::VARIANTS_PER_KERNEL);
+        for s in &more {
+            assert!(!first.contains(s), "{} tried twice", s.name());
+            assert!(super::super::picks::same_kernel(s, &fastest), "{}", s.name());
+            assert!(reads_in_place(s, &problem.shape));
+        }
     }
 }

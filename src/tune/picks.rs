@@ -21,12 +21,13 @@ use std::collections::{HashMap, HashSet};
 pub const PER_TILE: usize = 2;
 
 /// What the diverse picks count as one kernel configuration: everything but the raster
-/// order, the swizzle group and the choice between the plain and the persistent launch.
-/// Ping-pong consumers are a kernel of their own (`FORGE_PINGPONG`), not a launch mode.
+/// order, the swizzle group and the grid (plain, persistent, persistent with a chained tail:
+/// `np`, `pers`, `sk`, compiled apart but otherwise one kernel). Ping-pong consumers are a
+/// kernel of their own (`FORGE_PINGPONG`), not a launch mode.
 type KernelConfig = (Family, Tile, u32, u32, u32, u32, bool);
 
-/// Whether two schedules differ only in their launch (raster order, swizzle group, plain or
-/// persistent).
+/// Whether two schedules differ only in their launch (raster order, swizzle group, plain,
+/// persistent or chained-tail grid).
 pub fn same_kernel(a: &Schedule, b: &Schedule) -> bool {
     kernel_config(a) == kernel_config(b)
 }
@@ -155,14 +156,15 @@ pub const REFINED_KERNELS: usize = 2;
 /// Launch variants screened per refined kernel at most (the model's best first).
 pub const VARIANTS_PER_KERNEL: usize = 20;
 
-/// The second screen of a tune: the launch variants (raster order, swizzle group, plain or
-/// persistent launch) of the `winners`, the fastest gate-passing kernels of the first
-/// screen, that it did not time; at most [`VARIANTS_PER_KERNEL`] each, in ranking order.
-/// The diverse picks take one launch variant per kernel, the model's; between the variants
-/// of one kernel it resolves little (calibration sets 1-4, 35 shapes: raster variants of one
-/// schedule spread a median 2.5% measured against 1.1% predicted, and the model's raster
-/// ranks as slow as 1.13x the kernel's best at 3000x5000x1000), while they share the
-/// compiled kernels, so measuring them costs timing only.
+/// The second screen of a tune: the launch variants (raster order, swizzle group, plain,
+/// persistent or chained-tail grid) of the `winners`, the fastest gate-passing kernels of
+/// the first screen, that it did not time; at most [`VARIANTS_PER_KERNEL`] each, in ranking
+/// order. The diverse picks take one launch variant per kernel, the model's; between the
+/// variants of one kernel it resolves little (calibration sets 1-4, 35 shapes: raster
+/// variants of one schedule spread a median 2.5% measured against 1.1% predicted, and the
+/// model ranks second a raster 1.13x slower than the kernel's best at 3000x5000x1000), while
+/// they share at most three compiled kernels (one per grid), so measuring them costs little
+/// more than timing.
 pub fn launch_variants<'a>(
     ranked: &'a [Ranked],
     winners: &[Schedule],
