@@ -851,6 +851,16 @@ mod tests {
     use crate::report::{Measurement, Verdict};
     use crate::schedule::{Dtype, Layout};
 
+    /// One TN shape's points, the reference check passed.
+    fn shape_data(shape: Shape, points: Vec<Point>) -> ShapeData {
+        ShapeData {
+            problem: Problem::new(Dtype::Tf32, Layout::Tn, shape),
+            cublas: None,
+            reference_passed: true,
+            points,
+        }
+    }
+
     /// A data set "measured" by a model with other constants (every 7th valid schedule).
     fn synthetic(truth: &CostModel, arch: &Arch, shapes: &[Shape]) -> CalibrationData {
         let shapes = shapes
@@ -878,12 +888,7 @@ mod tests {
                         repeats_us: vec![],
                     })
                     .collect();
-                ShapeData {
-                    problem: Problem::new(Dtype::Tf32, Layout::Tn, shape),
-                    cublas: None,
-                    reference_passed: true,
-                    points,
-                }
+                shape_data(shape, points)
             })
             .collect();
         CalibrationData {
@@ -1069,12 +1074,7 @@ mod tests {
                     }
                 })
                 .collect();
-            ShapeData {
-                problem: Problem::new(Dtype::Tf32, Layout::Tn, shape),
-                cublas: None,
-                reference_passed: true,
-                points,
-            }
+            shape_data(shape, points)
         };
         let tied = shape_metrics(&model, &arch, &data(100.1)).unwrap();
         assert!(!tied.best_in_top4);

@@ -452,7 +452,11 @@ mod tests {
         assert!(more.len() <= super::super::picks::VARIANTS_PER_KERNEL);
         for s in &more {
             assert!(!first.contains(s), "{} tried twice", s.name());
-            assert!(super::super::picks::same_kernel(s, &fastest), "{}", s.name());
+            assert!(
+                super::super::picks::same_kernel(s, &fastest),
+                "{}",
+                s.name()
+            );
             assert!(reads_in_place(s, &problem.shape));
         }
     }

@@ -358,11 +358,7 @@ fn measure(
     let picks = picks::screen_picks(&ranked, opts.top, opts.exhaustive);
     eprintln!("{shape}: {} candidates", picks.len());
     let mut candidates = picks::compile(cache, &arch.name, problem, opts.contract, &picks);
-    let runnable: Vec<Schedule> = candidates
-        .iter()
-        .filter(|c| c.status == Status::Predicted)
-        .map(|c| c.schedule)
-        .collect();
+    let runnable = compiled(&candidates);
     let canonical = Schedule::canonical(problem.dtype);
     if !runnable.contains(&canonical) {
         bail!("{shape}: the canonical schedule {canonical} did not compile cleanly");
@@ -481,17 +477,22 @@ fn screen_launch_variants(
         kernels.len()
     );
     let mut more = picks::compile(cache, &arch.name, problem, opts.contract, &variants);
-    let runnable: Vec<Schedule> = more
-        .iter()
-        .filter(|c| c.status == Status::Predicted)
-        .map(|c| c.schedule)
-        .collect();
+    let runnable = compiled(&more);
     let pb = progress::bar(runnable.len() as u64, "refine");
     let res = supervisor::screen_more(opts, problem, &runnable, &pb, res)?;
     pb.finish();
     apply_outcomes(&mut more, &res);
     candidates.extend(more);
     Ok(res)
+}
+
+/// The candidates that compiled cleanly (nothing measured yet).
+fn compiled(candidates: &[crate::report::Candidate]) -> Vec<Schedule> {
+    candidates
+        .iter()
+        .filter(|c| c.status == Status::Predicted)
+        .map(|c| c.schedule)
+        .collect()
 }
 
 /// Copies a screen's outcomes into the candidates it timed.
