@@ -76,6 +76,13 @@ pub struct CalibrateArgs {
     no_loso: bool,
 }
 
+impl CalibrateArgs {
+    /// `--fit`: the CPU-only fit, which only reads files and prints.
+    pub fn fits(&self) -> bool {
+        !self.fit.is_empty()
+    }
+}
+
 pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
     if !a.fit.is_empty() {
         return run_fit(&a, &a.fit);
@@ -147,12 +154,14 @@ fn run_fit(a: &CalibrateArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
     if let Some(l) = &loso {
         report = report.with_loso(&start, &data.arch, &all, l);
     }
-    print!("{}", report.text());
+    // Everything is written before anything is printed: a reader that closes the pipe early
+    // (`| head`) ends the process at the first print.
+    let mut text = report.text();
     if let Some(p) = &a.profile {
         let profile = crate::profile::Profile::load_for_arch(p, &data.arch.name)?;
         for (what, model) in [("before", &start), ("after", &result.model)] {
             let rows = crate::calibrate::selection::evaluate(&profile, model, &test, &data.arch);
-            print!(
+            text += &format!(
                 "[{what} the fit]{}",
                 crate::calibrate::selection::text(&rows)
             );
@@ -161,7 +170,7 @@ fn run_fit(a: &CalibrateArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
         if let Some(l) = &loso {
             let rows =
                 crate::calibrate::selection::evaluate_loso(&profile, &l.models, &all, &data.arch)?;
-            print!(
+            text += &format!(
                 "[leave-one-shape-out: each shape with the model fitted without it and the \
                  profile without its entry]{}",
                 crate::calibrate::selection::text(&rows)
@@ -189,6 +198,7 @@ fn run_fit(a: &CalibrateArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
         fit::residuals_csv(&result.model, &data.arch, &all).as_bytes(),
     )
     .with_context(|| format!("writing {}", residuals_path.display()))?;
+    print!("{text}");
     println!(
         "{}\n{}\n{}",
         model_path.display(),
