@@ -278,27 +278,9 @@ fn confirm(
     points: &mut [Point],
     rounds: usize,
 ) -> anyhow::Result<()> {
-    let mut timed: Vec<(usize, f64)> = points
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| p.time_us().map(|t| (i, t)))
-        .collect();
-    let Some(best) = timed.iter().map(|&(_, t)| t).min_by(f64::total_cmp) else {
+    let set = noise::confirm_set(points);
+    if set.is_empty() {
         return Ok(());
-    };
-    timed.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let mut set: Vec<usize> = timed
-        .iter()
-        .filter(|&&(_, t)| t <= best * noise::CONFIRM_BAND)
-        .take(noise::CONFIRM_MAX)
-        .map(|&(i, _)| i)
-        .collect();
-    let mut by_prediction: Vec<usize> = timed.iter().map(|&(i, _)| i).collect();
-    by_prediction.sort_by(|&a, &b| points[a].predicted_us.total_cmp(&points[b].predicted_us));
-    for i in by_prediction.into_iter().take(4) {
-        if !set.contains(&i) {
-            set.push(i);
-        }
     }
     let t0 = std::time::Instant::now();
     for r in 0..rounds {

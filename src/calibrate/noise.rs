@@ -142,6 +142,35 @@ pub fn top4_ceiling(points: &[(f64, usize)], noise: &ShapeNoise, seed: u64) -> f
     hits as f64 / TRIALS as f64
 }
 
+/// The points a confirmation times again (indices into `points`): the gate-passing ones
+/// within [`CONFIRM_BAND`] of the fastest, fastest first, at most [`CONFIRM_MAX`], then the 4
+/// best-predicted timed ones not among them.
+pub fn confirm_set(points: &[Point]) -> Vec<usize> {
+    let mut timed: Vec<(usize, f64)> = points
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.time_us().map(|t| (i, t)))
+        .collect();
+    timed.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let Some(&(_, best)) = timed.first() else {
+        return vec![];
+    };
+    let mut set: Vec<usize> = timed
+        .iter()
+        .filter(|&&(_, t)| t <= best * CONFIRM_BAND)
+        .take(CONFIRM_MAX)
+        .map(|&(i, _)| i)
+        .collect();
+    let mut by_prediction: Vec<usize> = timed.iter().map(|&(i, _)| i).collect();
+    by_prediction.sort_by(|&a, &b| points[a].predicted_us.total_cmp(&points[b].predicted_us));
+    for i in by_prediction.into_iter().take(4) {
+        if !set.contains(&i) {
+            set.push(i);
+        }
+    }
+    set
+}
+
 /// The order of the `r`-th (0-based) of `rounds` confirmation rounds over `set`: rotated by
 /// r/rounds of its length, so that no schedule is always timed first or last in a worker
 /// (the clock and the caches differ there).
@@ -244,6 +273,32 @@ mod tests {
         let crowd: Vec<(f64, usize)> = (0..8).map(|i| (100.0 + 0.02 * i as f64, 1)).collect();
         let c = top4_ceiling(&crowd, &noise, 1);
         assert!((0.5..0.75).contains(&c), "ceiling {c}");
+    }
+
+    #[test]
+    fn the_confirmation_takes_the_near_best_and_the_models_top_4() {
+        // 40 timed points 100, 100.2, … µs (predicted in reverse order), one failing the
+        // gate at 99 µs and one never run.
+        let mut points: Vec<Point> = (0..40)
+            .map(|i| {
+                let mut p = point(100.0 + 0.2 * i as f64, &[]);
+                p.predicted_us = 1000.0 - i as f64;
+                p
+            })
+            .collect();
+        let mut failed = point(99.0, &[]);
+        failed.gate = Verdict::Fail;
+        failed.predicted_us = 0.0;
+        points.push(failed);
+        let mut not_run = point(1.0, &[]);
+        not_run.measured = None;
+        points.push(not_run);
+        let set = confirm_set(&points);
+        // Within 3% of 100 µs: 100 … 103 (16 points), then the 4 best predicted: 36 … 39.
+        let mut want: Vec<usize> = (0..16).collect();
+        want.extend([39, 38, 37, 36]);
+        assert_eq!(set, want);
+        assert!(confirm_set(&points[40..]).is_empty());
     }
 
     #[test]
