@@ -3,22 +3,22 @@
 //! Each point is first timed once (a quick median of ≥ 7 batches). A data set collected with
 //! `forge calibrate --repeat R` times the schedules near each shape's best (and the model's
 //! top 4) R more times in later worker jobs, each in a rotated order ([`confirm_order`]); a
-//! point's time is then the median of its 1 + R timings, and the spread of those timings
-//! around their median is the timing noise of the shape. With it the fit reports two things
-//! the strict "best in the model's top 4" count cannot say alone:
+//! point's time is then the median of its 1 + R timings, and how far two timings of one point
+//! differ gives the timing noise of the shape. With it the fit reports two things the strict
+//! "best in the model's top 4" count cannot say alone:
 //! - ties: schedules whose decided time is not told apart from the fastest one's at that
 //!   noise (their difference is under two standard errors of a difference of medians);
 //! - the ceiling of the strict count: how often a model that knew every decided time would
-//!   hold, in its top 4, the schedule that one more timing of the data would find fastest
-//!   (Monte Carlo over the measured noise). Where 6 schedules lie within 1% of the best and
-//!   one timing is ~0.5% noisy, no model reaches 90% on the strict count.
+//!   hold, in its top 4, the schedule that the same measurement taken again would find
+//!   fastest (Monte Carlo over the measured noise). Where 6 schedules lie within 1% of the
+//!   best and one timing is ~0.5% noisy, no model reaches 90% on the strict count.
 
 use super::data::{Point, ShapeData};
 use super::sample::SplitMix;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-/// Decided points (repeated) within this factor of a shape's fastest first timing are
-/// re-timed, at most [`CONFIRM_MAX`] of them, besides the model's top 4.
+/// Points whose first timing lies within this factor of the shape's fastest are re-timed, at
+/// most [`CONFIRM_MAX`] of them, besides the model's top 4 ([`confirm_set`]).
 pub const CONFIRM_BAND: f64 = 1.03;
 pub const CONFIRM_MAX: usize = 24;
 
@@ -130,9 +130,7 @@ pub fn top4_ceiling(points: &[(f64, usize)], noise: &ShapeNoise, seed: u64) -> f
     for _ in 0..TRIALS {
         let mut best = (f64::INFINITY, 0);
         for (i, &(t, n)) in points.iter().enumerate() {
-            // (0, 1) open: the top 53 bits, offset by half a step.
-            let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-            let x = t.ln() + standard_error(noise, n) * normal.inverse_cdf(u);
+            let x = t.ln() + standard_error(noise, n) * standard_normal(&mut rng, &normal);
             if x < best.0 {
                 best = (x, i);
             }
@@ -169,6 +167,13 @@ pub fn confirm_set(points: &[Point]) -> Vec<usize> {
         }
     }
     set
+}
+
+/// A standard normal draw (inverse CDF of a uniform in the open (0, 1): the top 53 bits,
+/// offset by half a step).
+fn standard_normal(rng: &mut SplitMix, normal: &Normal) -> f64 {
+    let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    normal.inverse_cdf(u)
 }
 
 /// The order of the `r`-th (0-based) of `rounds` confirmation rounds over `set`: rotated by
@@ -234,10 +239,7 @@ mod tests {
             .map(|i| {
                 let t = 100.0 + i as f64;
                 let v: Vec<f64> = (0..6)
-                    .map(|_| {
-                        let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                        t * (sigma * normal.inverse_cdf(u)).exp()
-                    })
+                    .map(|_| t * (sigma * standard_normal(&mut rng, &normal)).exp())
                     .collect();
                 point(v[0], &v[1..])
             })
