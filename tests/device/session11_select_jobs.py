@@ -9,15 +9,35 @@ at): selection by
            the device the profile recorded, as a dispatcher now does;
 each choice's cluster twin, and the union of the top 6 without split-K of the shipped build
 ranking for the device (`forge rank --profile`: what a fresh tune on the device times first)
-and of the s10 build ranking the table.
+and of the s10 build ranking the table. Set "r" (a recheck): the shapes of sets 6-8 where the
+two builds choose differently (the new choice was never timed), each with the fastest
+schedule session 10's screens found there (reports/2026-12-04-h200-session10-screens-decided,
+median of its rounds) as "top".
   PYTHONPATH=tests/device python3 tests/device/session11_select_jobs.py DEST PROFILE S10_FORGE SHIPPED_FORGE
 """
+import json
 import os
+import statistics
 import subprocess
 import sys
 
 from session8_select_jobs import select, write_jobs
-from session10_select_jobs import SET9, twin
+from session10_select_jobs import SET6, SET7, SET8, SET9, twin
+
+DECIDED = "reports/2026-12-04-h200-session10-screens-decided"
+
+
+def decided_best():
+    """{shape: the fastest schedule of session 10's screens (median of its rounds)}."""
+    best = {}
+    for part in ("set6", "set7", "set8"):
+        for s in json.load(open(os.path.join(DECIDED, part, "calibration.json")))["shapes"]:
+            shape = "%dx%dx%d" % (s["shape"]["m"], s["shape"]["n"], s["shape"]["k"])
+            timed = [(statistics.median([p["measured"]["median_us"]] + p.get("repeats_us", [])),
+                      p["schedule"]) for p in s["points"] if p["gate"] == "pass" and p["measured"]]
+            if timed:
+                best[shape] = min(timed)[1]
+    return best
 
 
 def rank(shape, top, forge, profile=None):
@@ -55,6 +75,11 @@ def main():
         top = rank(s, 6, shipped, profile)
         top += [x for x in rank(s, 6, s10) if x not in top]
         jobs.append(dict(shape=s, set="9", roles=roles, top=top))
+    best = decided_best()
+    for s in (SET6 + " " + SET7 + " " + SET8).split():
+        roles = {"s10": select(old_profile, s, forge=s10), "shipped": select(profile, s, forge=shipped)}
+        if roles["s10"] != roles["shipped"] and s in best:
+            jobs.append(dict(shape=s, set="r", roles=roles, top=[best[s]]))
     write_jobs(dest, jobs)
 
 
