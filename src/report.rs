@@ -109,6 +109,10 @@ pub struct Candidate {
     pub status: Status,
     pub measured: Option<Measurement>,
     pub gate: GateResult,
+    /// Timed by the tune's second screen (a launch variant of one of the first screen's
+    /// fastest kernels: `forge tune --refine`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub second_screen: bool,
 }
 
 /// FP64 host check of the canonical output on sampled elements.

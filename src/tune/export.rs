@@ -49,6 +49,7 @@ pub fn report_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
         "RatioVsCublas",
         "HeadToHeadSustained",
         "HeadToHeadBurst",
+        "Screen",
     ])?;
     for (problem, s) in report.shapes.iter().enumerate() {
         for c in &s.candidates {
@@ -96,6 +97,7 @@ pub fn report_csv(report: &RunReport) -> anyhow::Result<Vec<u8>> {
                 h2h.map_or(String::new(), |h| format!("{:.4}", h.ratio())),
                 h2h.and_then(|h| h.burst_ratio())
                     .map_or(String::new(), |r| format!("{r:.4}")),
+                if c.second_screen { "2" } else { "1" }.to_string(),
             ])?;
         }
     }

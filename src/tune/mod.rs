@@ -482,7 +482,23 @@ fn screen_launch_variants(
     let res = supervisor::screen_more(opts, problem, &runnable, &pb, res)?;
     pb.finish();
     apply_outcomes(&mut more, &res);
+    for c in more.iter_mut() {
+        c.second_screen = true;
+    }
     candidates.extend(more);
+    let fastest = |second: bool| {
+        crate::report::fastest_passing(candidates, usize::MAX)
+            .into_iter()
+            .find(|(c, _)| c.second_screen == second)
+            .map(|(c, m)| (c.schedule, m.median_us))
+    };
+    if let (Some((a, ta)), Some((b, tb))) = (fastest(false), fastest(true)) {
+        eprintln!(
+            "{}: first screen's fastest {a} {ta:.2} µs, second's {b} {tb:.2} µs ({:.3}x)",
+            problem.shape,
+            ta / tb
+        );
+    }
     Ok(res)
 }
 

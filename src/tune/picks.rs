@@ -201,6 +201,7 @@ pub fn candidate(rank: usize, r: &Ranked, status: Status) -> Candidate {
         status,
         measured: None,
         gate: GateResult::not_run(),
+        second_screen: false,
     }
 }
 
