@@ -4,7 +4,7 @@
 # shapes tuned twice by this build, --refine 0 then --refine 2, each into its own profile and
 # run directory; then both choices per shape timed in one worker job, ROUNDS rounds, order
 # alternating (a confirmation that does not rest on the two tunes' clocks). From a
-# `build_drop.sh` folder holding device_lib.sh. $OUT: tune-r0/, tune-r2/ (profile, report),
+# `build_drop.sh` folder holding device_lib.sh. $OUT: tune-r0/, tune-r2/ (reports), profile-r*.toml,
 # tune-r*.log, confirm-N.txt, ab.txt, nvidia-smi.txt.
 set -uo pipefail
 source ./device_lib.sh
@@ -12,7 +12,7 @@ device_setup s11t
 SHAPES=${SHAPES:-3000x5000x1000,768x3072x768,6144x6144x6144}
 for r in 0 2; do
   timeout "${TUNE_S:-200}" ./forge tune --arch sm_90a --shapes "$SHAPES" --top 10 --refine "$r" \
-    --max-seconds 0.5 --no-plots --profile "$W/tune-r$r/profile.toml" --run-dir "$W/tune-r$r" \
+    --max-seconds 0.5 --no-plots --profile "$W/profile-r$r.toml" --run-dir "$W/tune-r$r" \
     --require-gpu > "$W/tune-r$r.log" 2>&1
   echo "tune --refine $r exit $?: $(grep -h 'tune took' "$W/tune-r$r.log")"
   grep -h "launch variants" "$W/tune-r$r.log"
@@ -20,12 +20,30 @@ for r in 0 2; do
 done
 # Both choices of each shape, one job per shape and round.
 python3 - "$W" "$SHAPES" > "$W/choices.txt" <<'PY'
-import sys, tomllib
+import re, sys
 w, shapes = sys.argv[1], sys.argv[2].split(",")
+
+
+def entries(path):
+    """The [[entry]] tables of a profile: their plain key = value lines (no TOML library
+    needed: python3 there may predate tomllib)."""
+    out = []
+    for block in open(path).read().split("[[entry]]")[1:]:
+        e = {}
+        for key, value in re.findall(r"(?m)^(\w+) = (.+)$", block.split("\n[")[0]):
+            value = value.strip().strip('"')
+            try:
+                e[key] = int(value) if value.isdigit() else float(value)
+            except ValueError:
+                e[key] = value
+        out.append(e)
+    return out
+
+
 chosen = {}
 for r in ("0", "2"):
     try:
-        p = tomllib.load(open(f"{w}/tune-r{r}/profile.toml", "rb"))
+        p = {"entry": entries(f"{w}/profile-r{r}.toml")}
     except OSError:
         continue
     for e in p.get("entry", []):
@@ -34,7 +52,8 @@ for r in ("0", "2"):
 for s in shapes:
     c = chosen.get(s, {})
     names = [c[r][0] for r in ("0", "2") if r in c]
-    print(s.replace("x", " "), *dict.fromkeys(names))
+    if names:
+        print(s.replace("x", " "), *dict.fromkeys(names))
     for r in ("0", "2"):
         if r in c:
             print(f"# {s} refine {r}: {c[r][0]} sustained {c[r][1]} burst {c[r][2]}", file=sys.stderr)
@@ -66,5 +85,5 @@ for p in pairs:
     b = statistics.median(times.get((s, p[4]), [math.nan]))
     print(f"{s:16} {p[3]} {a:.2f} / {p[4]} {b:.2f} = {a / b:.3f}")
 PY
-cp -r "$W/tune-r0" "$W/tune-r2" "$FINAL/" 2>/dev/null
+cp -r "$W/tune-r0" "$W/tune-r2" "$W"/profile-r*.toml "$FINAL/" 2>/dev/null
 cat "$W/ab.txt"
