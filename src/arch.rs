@@ -56,6 +56,7 @@ pub struct Arch {
 
 /// Properties read off a real device; each present field overrides the table.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MeasuredProperties {
     pub sm_count: Option<u32>,
     pub boost_clock_mhz: Option<f64>,

@@ -132,6 +132,11 @@ pub fn combine(profiles: &[(&Path, Profile)]) -> anyhow::Result<(Metadata, Vec<E
         .max_by(|a, b| a.1.meta.date.cmp(&b.1.meta.date))
         .map_or(first, |(_, p)| p);
     let mut meta = newest.meta.clone();
+    // An input written before profiles recorded their device leaves the table to another
+    // input of the same device (they were checked to be one device above).
+    if meta.device.is_none() {
+        meta.device = measured.iter().find_map(|(_, p)| p.meta.device.clone());
+    }
     let entries: Vec<Entry> = merged.into_values().map(|(_, e)| e).collect();
     meta.measured = entries.iter().any(Entry::is_measured);
     Ok((meta, entries))

@@ -58,10 +58,17 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// The schema this build writes and reads.
+/// The schema this build writes.
+/// Version 3: an optional `[meta.device]` table (the tuned device's measured properties).
 /// Version 2: `numerical_contract` names the contract (`tf32-rne-k8-inorder`, …); version 1's
 /// "bitexact" meant today's `tf32-trunc-k8-inorder` and is refused.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
+/// The oldest schema this build reads (version 2 is version 3 without `[meta.device]`).
+pub const OLDEST_SCHEMA_VERSION: u32 = 2;
+
+fn schema_readable(version: i64) -> bool {
+    (OLDEST_SCHEMA_VERSION as i64..=SCHEMA_VERSION as i64).contains(&version)
+}
 /// The largest profile file forge reads (the shipped profile, 21 entries plus a verified pool of
 /// 3,883 schedules, is 213 KB).
 pub const MAX_PROFILE_BYTES: u64 = 16 << 20;
@@ -273,8 +280,13 @@ pub enum ProfileError {
     },
     #[error("profile {path} is not a valid profile: {message}")]
     Syntax { path: String, message: String },
-    #[error("profile {path} has schema version {found}; this forge reads version {SCHEMA_VERSION}")]
+    #[error(
+        "profile {path} has schema version {found}; this forge reads versions \
+         {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION}"
+    )]
     SchemaVersion { path: String, found: u32 },
+    #[error("profile {path}: [meta.device] {reason}")]
+    Device { path: String, reason: String },
     #[error("profile {path} was tuned for {found}, not {expected}")]
     WrongArch {
         path: String,
@@ -479,6 +491,35 @@ fn log_dims(shape: &Shape) -> [f64; 3] {
     ]
 }
 
+/// A recorded device's properties are positive and finite (selection divides by them).
+fn check_device(d: &MeasuredProperties) -> Result<(), String> {
+    let counts = [
+        ("sm_count", d.sm_count.map(u64::from)),
+        ("smem_per_sm_bytes", d.smem_per_sm_bytes.map(u64::from)),
+        (
+            "smem_per_block_bytes",
+            d.smem_per_block_bytes.map(u64::from),
+        ),
+        ("l2_bytes", d.l2_bytes),
+    ];
+    for (key, v) in counts {
+        if v == Some(0) {
+            return Err(format!("{key} must be positive"));
+        }
+    }
+    for (key, v) in [
+        ("boost_clock_mhz", d.boost_clock_mhz),
+        ("dram_bandwidth_gbs", d.dram_bandwidth_gbs),
+    ] {
+        if let Some(v) = v
+            && !(v.is_finite() && v > 0.0)
+        {
+            return Err(format!("{key} = {v} must be positive and finite"));
+        }
+    }
+    Ok(())
+}
+
 /// `meta.schema_version` of a parsed TOML table, when it is an integer.
 fn declared_schema_version(table: &toml::Table) -> Option<i64> {
     table.get("meta")?.get("schema_version")?.as_integer()
@@ -590,7 +631,7 @@ impl Profile {
         path: &str,
     ) -> Result<Profile, ProfileError> {
         let path_s = || path.to_string();
-        if meta.schema_version != SCHEMA_VERSION {
+        if !schema_readable(meta.schema_version as i64) {
             return Err(ProfileError::SchemaVersion {
                 path: path_s(),
                 found: meta.schema_version,
@@ -605,7 +646,13 @@ impl Profile {
             ),
         })?;
         let arch = match &meta.device {
-            Some(d) => arch.with_measured(d),
+            Some(d) => {
+                check_device(d).map_err(|reason| ProfileError::Device {
+                    path: path_s(),
+                    reason,
+                })?;
+                arch.with_measured(d)
+            }
             None => arch,
         };
         let canonical_error = |reason: String| ProfileError::Canonical {
@@ -805,7 +852,7 @@ impl Profile {
         // one about a field the versions disagree on.
         let table: toml::Table = toml::from_str(text).map_err(|e| syntax_error(path, text, &e))?;
         if let Some(found) = declared_schema_version(&table)
-            && found != SCHEMA_VERSION as i64
+            && !schema_readable(found)
         {
             return Err(ProfileError::SchemaVersion {
                 path: path.to_string(),
@@ -820,6 +867,8 @@ impl Profile {
     pub fn to_toml(&self) -> String {
         let mut meta = self.meta.clone();
         meta.entries = self.entries.len();
+        // This build writes its own schema (a version-2 file read here is valid version 3).
+        meta.schema_version = SCHEMA_VERSION;
         let doc = Document {
             meta,
             entries: self.entries.clone(),
@@ -1083,6 +1132,18 @@ pub(crate) mod tests {
         );
         // A dispatcher applies its own device's properties over either.
         assert_eq!(plain.with_device(&h200).arch(), back.arch());
+        // Bad tables are refused, each with its reason.
+        for (bad, why) in [
+            ("dram_bandwidth_gbs = 4800.0", "dram_bandwidth_gbs = nan"),
+            ("dram_bandwidth_gbs = 4800.0", "dram_bandwidth_gbs = 0.0"),
+            ("l2_bytes = 62914560", "l2_bytes = 0"),
+            ("l2_bytes = 62914560", "l2_byte = 62914560"),
+        ] {
+            let text = text.replace(bad, why);
+            let err = Profile::parse(&text, "p.toml").unwrap_err().to_string();
+            let key = why.split(' ').next().unwrap();
+            assert!(err.contains(key), "{why}: {err}");
+        }
     }
 
     #[test]
@@ -1296,7 +1357,7 @@ pub(crate) mod tests {
     fn bad_profiles_fail_with_the_reason() {
         let p = sample();
         let text = p.to_toml();
-        let wrong_version = text.replace("schema_version = 2", "schema_version = 99");
+        let wrong_version = text.replace("schema_version = 3", "schema_version = 99");
         assert!(matches!(
             Profile::parse(&wrong_version, "x.toml"),
             Err(ProfileError::SchemaVersion { found: 99, .. })

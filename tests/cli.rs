@@ -262,7 +262,8 @@ fn bad_profiles_fail_with_file_and_reason() {
     let version = dir.join("version.toml");
     std::fs::write(
         &version,
-        good.replace("schema_version = 2", "schema_version = 7"),
+        good.replace("schema_version = 2", "schema_version = 7")
+            .replace("schema_version = 3", "schema_version = 7"),
     )
     .unwrap();
     fails_with(

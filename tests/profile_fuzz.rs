@@ -222,6 +222,7 @@ fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>) -> &'static str {
                     "runners_up = [\"wgmma_tf32_128x256x32_s4_wg2_swz16_np_c1_k2\",",
                 ),
                 ("schema_version = 2", "schema_version = 1"),
+                ("schema_version = 3", "schema_version = 4"),
             ]);
             let t = if rng.below(2) == 0 {
                 text.replacen(from, to, 1)

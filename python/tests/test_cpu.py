@@ -119,7 +119,7 @@ def test_an_invalid_profile_is_a_profile_error(tmp_path):
         forge.select(bad, "D2048")
     assert isinstance(e.value, ValueError)
     other = tmp_path / "v2.toml"
-    other.write_text(SHIPPED.read_text().replace("schema_version = 2", "schema_version = 7"))
+    other.write_text(SHIPPED.read_text().replace("schema_version = 3", "schema_version = 7"))
     with pytest.raises(forge.ProfileError, match=r"has schema version 7"):
         forge.select(other, "D2048")
 

@@ -245,10 +245,6 @@ pub fn collect(opts: &CollectOptions) -> anyhow::Result<Option<CalibrationData>>
                 }
             })
             .collect::<Vec<_>>();
-        let mut points = points;
-        if opts.repeat > 0 {
-            confirm(&topts, problem, &mut points, opts.repeat)?;
-        }
         let passed = points.iter().filter(|p| p.gate == Verdict::Pass).count();
         eprintln!(
             "{}: {} timed, {passed} passed the gate, cuBLAS {:.1} µs, {:.1} s",
@@ -264,6 +260,15 @@ pub fn collect(opts: &CollectOptions) -> anyhow::Result<Option<CalibrationData>>
             points,
         });
         data.save(&opts.out_dir)?;
+        // The first pass is saved; the confirmation only adds to it (not where the canonical
+        // output failed its checks: nothing there is judged).
+        if opts.repeat > 0 && reference_passed {
+            let shape = data.shapes.last_mut().expect("just pushed");
+            if let Err(e) = confirm(&topts, shape, opts.repeat) {
+                eprintln!("{}: the confirmation stopped ({e:#})", problem.shape);
+            }
+            data.save(&opts.out_dir)?;
+        }
     }
     Ok(Some(data))
 }
@@ -271,27 +276,35 @@ pub fn collect(opts: &CollectOptions) -> anyhow::Result<Option<CalibrationData>>
 /// Times again, `rounds` times, the points whose first timing lies within
 /// [`noise::CONFIRM_BAND`] of the shape's fastest (at most [`noise::CONFIRM_MAX`]) and the
 /// model's 4 best-predicted timed points: one worker job per round, each in a rotated order
-/// ([`noise::confirm_order`]), every timing gated again. The medians go to `repeats_us`.
-fn confirm(
-    topts: &TuneOptions,
-    problem: &Problem,
-    points: &mut [Point],
-    rounds: usize,
-) -> anyhow::Result<()> {
-    let set = noise::confirm_set(points);
+/// ([`noise::confirm_order`]), every timing gated again (cuBLAS is not timed again). The
+/// medians go to `repeats_us`; a round that fails keeps the rounds before it. The noise
+/// figures of the fit need at least 2 rounds (3 timings per point).
+fn confirm(topts: &TuneOptions, shape: &mut ShapeData, rounds: usize) -> anyhow::Result<()> {
+    let problem = shape.problem;
+    let set = noise::confirm_set(&shape.points);
     if set.is_empty() {
         return Ok(());
+    }
+    if rounds < 2 {
+        eprintln!(
+            "{}: one confirmation round gives no noise figures (they need 3 timings a point)",
+            problem.shape
+        );
     }
     let t0 = std::time::Instant::now();
     for r in 0..rounds {
         let order: Vec<Schedule> = noise::confirm_order(&set, r, rounds)
             .into_iter()
-            .map(|i| points[i].schedule)
+            .map(|i| shape.points[i].schedule)
             .collect();
         let pb = indicatif::ProgressBar::hidden();
-        let res = supervisor::screen(topts, problem, &order, &pb)?;
+        let mut res = supervisor::ScreenResults {
+            cublas: shape.cublas.clone(),
+            ..Default::default()
+        };
+        supervisor::screen_more(topts, &problem, &order, &pb, &mut res)?;
         for &i in &set {
-            let p = &mut points[i];
+            let p = &mut shape.points[i];
             match res.outcomes.get(&p.schedule) {
                 Some((_, Some(m), gate)) if gate.verdict == Verdict::Pass => {
                     p.repeats_us.push(m.median_us)
@@ -301,17 +314,11 @@ fn confirm(
             }
         }
     }
-    let shape = ShapeData {
-        problem: *problem,
-        cublas: None,
-        reference_passed: true,
-        points: points.to_vec(),
-    };
     eprintln!(
         "{}: {} schedules timed {rounds} more times, one timing's noise {}, {:.1} s",
         problem.shape,
         set.len(),
-        noise::shape_noise(&shape).map_or("not resolved".into(), |n| format!(
+        noise::shape_noise(shape).map_or("not resolved".into(), |n| format!(
             "{:.2}%",
             n.sigma * 100.0
         )),

@@ -368,7 +368,17 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             profile,
         } => {
             let arch = match profile {
-                Some(p) => Profile::load_for_arch(&p, &arch.name)?.arch().clone(),
+                Some(p) => {
+                    let loaded = Profile::load_for_arch(&p, &arch.name)?;
+                    if loaded.meta.device.is_none() {
+                        eprintln!(
+                            "note: {} records no device ([meta.device]): the {} table is priced",
+                            p.display(),
+                            arch.name
+                        );
+                    }
+                    loaded.arch().clone()
+                }
                 None => arch,
             };
             let (shapes, dtype, layout) = (&problems.shapes.0, problems.dtype, problems.layout);

@@ -371,8 +371,19 @@ fn measure(
     let first_winner = crate::report::fastest_passing(&candidates, 1)
         .first()
         .map(|(c, _)| c.schedule);
-    if opts.refine > 0 && !opts.exhaustive && res.reference.as_ref().is_some_and(|r| r.passed) {
-        res = screen_launch_variants(opts, arch, cache, problem, &ranked, &mut candidates, res)?;
+    // Nothing is chosen where the canonical output fails its checks: no second screen then.
+    let checked = res.reference.as_ref().is_some_and(|r| r.passed)
+        && res.bitmodel.as_ref().is_none_or(|b| b.passed());
+    if opts.refine > 0 && !opts.exhaustive && checked {
+        screen_launch_variants(
+            opts,
+            arch,
+            cache,
+            problem,
+            &ranked,
+            &mut candidates,
+            &mut res,
+        );
     }
     let (_, cublas_version, sets) = res
         .info
@@ -446,7 +457,8 @@ fn measure(
 }
 
 /// The second screen (`TuneOptions::refine`): the untimed launch variants of the first
-/// screen's fastest gate-passing kernels, added to `candidates` and `res`.
+/// screen's fastest gate-passing kernels, added to `candidates` and `res`. Optional: where its
+/// workers fail, what they timed is kept and the tune goes on with the rest.
 fn screen_launch_variants(
     opts: &TuneOptions,
     arch: &Arch,
@@ -454,8 +466,8 @@ fn screen_launch_variants(
     problem: &Problem,
     ranked: &[crate::cost_model::Ranked],
     candidates: &mut Vec<crate::report::Candidate>,
-    res: supervisor::ScreenResults,
-) -> anyhow::Result<supervisor::ScreenResults> {
+    res: &mut supervisor::ScreenResults,
+) {
     let mut kernels: Vec<Schedule> = vec![];
     for (c, _) in crate::report::fastest_passing(candidates, usize::MAX) {
         if kernels.len() == opts.refine {
@@ -468,7 +480,7 @@ fn screen_launch_variants(
     let screened: HashSet<Schedule> = candidates.iter().map(|c| c.schedule).collect();
     let variants = picks::launch_variants(ranked, &kernels, &screened);
     if variants.is_empty() {
-        return Ok(res);
+        return;
     }
     eprintln!(
         "{}: {} launch variants of the {} fastest kernels",
@@ -479,9 +491,14 @@ fn screen_launch_variants(
     let mut more = picks::compile(cache, &arch.name, problem, opts.contract, &variants);
     let runnable = compiled(&more);
     let pb = progress::bar(runnable.len() as u64, "refine");
-    let res = supervisor::screen_more(opts, problem, &runnable, &pb, res)?;
+    if let Err(e) = supervisor::screen_more(opts, problem, &runnable, &pb, res) {
+        eprintln!(
+            "{}: the second screen stopped ({e:#}); going on with what it timed",
+            problem.shape
+        );
+    }
     pb.finish();
-    apply_outcomes(&mut more, &res);
+    apply_outcomes(&mut more, res);
     for c in more.iter_mut() {
         c.second_screen = true;
     }
@@ -499,7 +516,6 @@ fn screen_launch_variants(
             ta / tb
         );
     }
-    Ok(res)
 }
 
 /// The candidates that compiled cleanly (nothing measured yet).

@@ -144,11 +144,23 @@ pub fn measured_entry(s: &ShapeReport) -> Option<Entry> {
         .as_ref()
         .map_or(LaunchOrder::Serial, |h| h.launch);
     entry.gate = Gate::Passed;
-    entry.runners_up = passing
-        .iter()
-        .take(3)
-        .map(|(c, _)| c.schedule.name())
-        .collect();
+    // The next fastest kernels, one launch variant each (with the tune's second screen the
+    // fastest few are often the chosen kernel's own rasters): the pool selection ranks for
+    // other shapes then holds other kernels.
+    let mut kept: Vec<crate::schedule::Schedule> = vec![];
+    for (c, _) in &passing {
+        if kept.len() == 3 {
+            break;
+        }
+        if !super::picks::same_kernel(&c.schedule, &chosen)
+            && !kept
+                .iter()
+                .any(|k| super::picks::same_kernel(k, &c.schedule))
+        {
+            kept.push(c.schedule);
+        }
+    }
+    entry.runners_up = kept.iter().map(|s| s.name()).collect();
     let numbers = [
         own.median_us,
         own.tflops,
@@ -677,6 +689,56 @@ mod tests {
         let (m, entries, _) = merge_profile(None, meta(false), vec![predicted(64), predicted(64)]);
         assert!(!m.measured);
         assert_eq!(entries.len(), 1);
+    }
+
+    #[test]
+    fn runners_up_are_other_kernels_one_launch_variant_each() {
+        let m = |us: f64| Measurement {
+            median_us: us,
+            ci_low_us: us,
+            ci_high_us: us,
+            samples: 7,
+            outliers: 0,
+            tflops: 1.0,
+        };
+        let mut s = ShapeReport::new(problem(2048), 1);
+        s.cublas = Some(m(100.0));
+        // The chosen kernel's rasters are the next fastest, then B's two rasters, C, D.
+        let timed = [
+            ("wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1", 90.0),
+            ("wgmma_tf32_128x256x32_s4_wg2_swz4_pers_c1_k1", 90.1),
+            ("wgmma_tf32_128x256x32_s4_wg2_swz16c_np_c1_k1", 90.2),
+            ("wgmma_tf32_128x192x32_s5_wg2_swz8_pers_c1_k1", 91.0),
+            ("wgmma_tf32_128x192x32_s5_wg2_swz4_pers_c1_k1", 91.1),
+            ("wgmma_tf32_128x224x32_s4_wg2_swz8_pers_c1_k1", 92.0),
+            ("wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c2_k1", 93.0),
+            ("wgmma_tf32_128x128x32_s6_wg2_swz8_pers_c1_k1", 94.0),
+        ];
+        for (name, us) in timed {
+            let mut c = crate::tune::picks::candidate(
+                0,
+                &crate::cost_model::Ranked {
+                    schedule: name.parse().unwrap(),
+                    prediction: crate::cost_model::CostModel::shipped().predict(
+                        &crate::arch::Arch::by_name("sm_90a").unwrap(),
+                        &name.parse().unwrap(),
+                        &Shape::new(2048, 2048, 2048),
+                        Layout::Tn,
+                    ),
+                },
+                crate::report::Status::Measured,
+            );
+            c.measured = Some(m(us));
+            c.gate.verdict = Verdict::Pass;
+            s.candidates.push(c);
+        }
+        s.chosen = Some(timed[0].0.parse().unwrap());
+        let e = measured_entry(&s).unwrap();
+        assert_eq!(e.schedule, timed[0].0);
+        assert_eq!(
+            e.runners_up,
+            [timed[3].0, timed[5].0, timed[6].0].map(String::from)
+        );
     }
 
     #[test]

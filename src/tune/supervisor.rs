@@ -136,19 +136,22 @@ pub fn screen(
     schedules: &[Schedule],
     pb: &ProgressBar,
 ) -> anyhow::Result<ScreenResults> {
-    screen_more(opts, problem, schedules, pb, ScreenResults::default())
+    let mut res = ScreenResults::default();
+    screen_more(opts, problem, schedules, pb, &mut res)?;
+    Ok(res)
 }
 
 /// [`screen`] adding to earlier results of the same problem: schedules with an outcome there
 /// are not timed again, nor is cuBLAS where it was timed (each worker still gates every
-/// schedule against its own canonical output).
+/// schedule against its own canonical output). On an error `res` keeps every outcome
+/// reported before it.
 pub fn screen_more(
     opts: &TuneOptions,
     problem: &Problem,
     schedules: &[Schedule],
     pb: &ProgressBar,
-    mut res: ScreenResults,
-) -> anyhow::Result<ScreenResults> {
+    res: &mut ScreenResults,
+) -> anyhow::Result<()> {
     let watchdog = Duration::from_secs(opts.watchdog_s);
     let mut restarts = 0;
     loop {
@@ -158,7 +161,7 @@ pub fn screen_more(
             .copied()
             .collect();
         if pending.is_empty() && res.cublas.is_some() {
-            return Ok(res);
+            return Ok(());
         }
         let worker = Worker::start(&job(opts, problem).screen(pending, res.cublas.is_none()))?;
         let mut in_flight: Option<Schedule> = None;

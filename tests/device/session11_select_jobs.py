@@ -51,11 +51,13 @@ def rank(shape, top, forge, profile=None):
 
 
 def without_device_table(profile, dest):
-    """The profile as the session-10 build reads it: no [meta.device] table."""
+    """The profile as the session-10 build reads it: schema version 2, no [meta.device]."""
     out, skip = [], False
     for line in open(profile):
         if line.startswith("["):
             skip = line.strip() == "[meta.device]"
+        if line.startswith("schema_version = "):
+            line = "schema_version = 2\n"
         if not skip:
             out.append(line)
     path = os.path.join(dest, "profile-without-device.toml")
