@@ -105,8 +105,8 @@ pub struct Metadata {
     /// The tuned device's measured properties (SMs, clock, shared memory, L2, DRAM
     /// bandwidth), applied to the architecture table for selection by the cost model, as the
     /// tune ranked with them and the calibration fitted with them. Absent in profiles
-    /// written before 2026-12-05 and in cost-model-only ones: the table alone (a dispatcher
-    /// applies its own device's properties either way).
+    /// written before session 11 (2026-12-04) and in cost-model-only ones: the table alone
+    /// (a dispatcher applies its own device's properties either way).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<MeasuredProperties>,
 }
