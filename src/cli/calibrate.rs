@@ -43,7 +43,8 @@ pub struct CalibrateArgs {
     /// Confirmation rounds: the schedules within 3% of each shape's fastest (at most 24) and
     /// the model's top 4 are timed this many more times, each round in a new worker and a
     /// rotated order; a point's time is then the median of its timings, and their spread
-    /// decides ties and the ceiling of the top-4 count in the fit. 0: each schedule once.
+    /// decides ties and the ceiling of the top-4 count in the fit (at least 2 rounds for
+    /// those). 0: each schedule once.
     #[arg(long, default_value_t = 4)]
     repeat: usize,
     /// Compile the kernel variants into the cache and stop (no GPU needed).

@@ -96,7 +96,8 @@ pub enum Cmd {
         #[arg(long)]
         exhaustive: bool,
         /// After the first screen, time the other launch variants (raster order, swizzle
-        /// group, plain or persistent launch) of this many of its fastest kernels; 0: none.
+        /// group, plain, persistent or chained-tail grid; up to 20 each) of this many of its
+        /// fastest kernels; 0: none.
         #[arg(long, default_value_t = crate::tune::picks::REFINED_KERNELS)]
         refine: usize,
         /// Fail instead of writing a cost-model-only profile when no GPU is found.

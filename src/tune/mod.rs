@@ -54,8 +54,7 @@ pub struct TuneOptions {
     pub top: usize,
     pub exhaustive: bool,
     /// The fastest kernels of the first screen whose other launch variants (raster order,
-    /// swizzle group, plain or persistent) a second screen times (`picks::launch_variants`);
-    /// 0: none.
+    /// swizzle group, grid) a second screen times (`picks::launch_variants`); 0: none.
     pub refine: usize,
     pub require_gpu: bool,
     pub profile: Option<PathBuf>,
