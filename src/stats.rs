@@ -27,6 +27,17 @@ fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// The median of samples (any order; the mean of the middle two for an even count), `None`
+/// for none.
+pub fn median(samples: &[f64]) -> Option<f64> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    Some(quantile_sorted(&s, 0.5))
+}
+
 /// Summarizes samples (any order). Needs at least one sample.
 pub fn summarize(samples: &[f64]) -> Summary {
     assert!(!samples.is_empty(), "summarize needs samples");

@@ -403,17 +403,8 @@ pub struct Summary {
     pub decided_noise_sigma: f64,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
+fn median(v: Vec<f64>) -> f64 {
+    crate::stats::median(&v).unwrap_or(f64::NAN)
 }
 
 pub fn summarize(model: &CostModel, arch: &Arch, shapes: &[&ShapeData]) -> Summary {

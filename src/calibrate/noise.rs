@@ -56,17 +56,7 @@ pub fn timings(p: &Point) -> usize {
 
 /// The median of a point's timings (`None`: never timed).
 pub fn decided_us(p: &Point) -> Option<f64> {
-    let mut v = samples(p);
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    })
+    crate::stats::median(&samples(p))
 }
 
 /// The shape's timing noise, or `None` when fewer than 3 of its points were timed ≥ 3 times.

@@ -18,7 +18,7 @@
 
 use crate::arch::Arch;
 use crate::contract::Contract;
-use crate::cost_model::CostModel;
+use crate::cost_model::{CostModel, Ranked};
 use crate::device::buffers::DeviceBuffer;
 use crate::device::cache::KernelCache;
 use crate::device::fill::UtilKernels;
@@ -200,10 +200,10 @@ impl TunedCache {
 
 /// The candidates: the model's diverse top [`CANDIDATES`] that keep the reduction order and
 /// can run the shape, then the first one's cluster twin ([`super::picks::cluster_twin`]).
-pub fn candidates(arch: &Arch, problem: &Problem) -> Vec<Schedule> {
-    let runnable = runnable_ranking(arch, problem);
-    let picks = super::picks::pick_diverse(&runnable, CANDIDATES);
-    let twin = super::picks::cluster_twin(&runnable, &picks);
+/// `runnable`: [`runnable_ranking`].
+pub fn candidates(runnable: &[Ranked]) -> Vec<Schedule> {
+    let picks = super::picks::pick_diverse(runnable, CANDIDATES);
+    let twin = super::picks::cluster_twin(runnable, &picks);
     picks
         .iter()
         .map(|(_, r)| r.schedule)
@@ -214,21 +214,20 @@ pub fn candidates(arch: &Arch, problem: &Problem) -> Vec<Schedule> {
 /// The launch variants of `fastest` (raster order, swizzle group, plain or persistent) not in
 /// `tried`, in ranking order: the tuner's second screen ([`super::picks::launch_variants`]).
 pub fn launch_variants(
-    arch: &Arch,
-    problem: &Problem,
+    runnable: &[Ranked],
     fastest: Schedule,
     tried: &[Schedule],
 ) -> Vec<Schedule> {
-    let runnable = runnable_ranking(arch, problem);
     let tried: HashSet<Schedule> = tried.iter().copied().collect();
-    super::picks::launch_variants(&runnable, &[fastest], &tried)
+    super::picks::launch_variants(runnable, &[fastest], &tried)
         .into_iter()
         .map(|(_, r)| r.schedule)
         .collect()
 }
 
-/// The model's ranking of the schedules that run the problem in place.
-fn runnable_ranking(arch: &Arch, problem: &Problem) -> Vec<crate::cost_model::Ranked> {
+/// The model's ranking of the schedules that run the problem in place (ranked once per tuning:
+/// the candidates and the launch variants both come from it).
+pub fn runnable_ranking(arch: &Arch, problem: &Problem) -> Vec<Ranked> {
     CostModel::shipped_ref()
         .rank(arch, problem.dtype, problem.layout, &problem.shape)
         .into_iter()
@@ -306,7 +305,8 @@ pub fn tune(
     let (golden, canonical_us) = run(&canonical, true)?;
     let mut best = (canonical, canonical_us);
     let mut passed = 1;
-    let mut queue = candidates(arch, problem);
+    let runnable = runnable_ranking(arch, problem);
+    let mut queue = candidates(&runnable);
     let mut refined = false;
     let mut next = 0;
     loop {
@@ -316,7 +316,7 @@ pub fn tune(
                 break;
             }
             refined = true;
-            let more = launch_variants(arch, problem, best.0, &queue);
+            let more = launch_variants(&runnable, best.0, &queue);
             if more.is_empty() {
                 break;
             }
@@ -422,12 +422,12 @@ mod tests {
     fn candidates_are_the_models_gateable_top_four_that_can_run_the_shape() {
         let arch = Arch::by_name("sm_90a").unwrap();
         let p = Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(3000, 5000, 1000));
-        let c = candidates(&arch, &p);
+        let c = candidates(&runnable_ranking(&arch, &p));
         assert!((CANDIDATES..=CANDIDATES + 1).contains(&c.len()), "{c:?}");
         assert!(c.iter().all(|s| !s.changes_reduction_order()));
         // K odd: only mma_sync schedules can run it.
         let ragged = Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(257, 513, 1025));
-        let c = candidates(&arch, &ragged);
+        let c = candidates(&runnable_ranking(&arch, &ragged));
         assert!(!c.is_empty());
         assert!(c.iter().all(|s| reads_in_place(s, &ragged.shape)), "{c:?}");
     }
@@ -445,9 +445,10 @@ mod tests {
     fn the_fastest_candidates_launch_variants_come_after_the_candidates() {
         let arch = Arch::by_name("sm_90a").unwrap();
         let problem = Problem::new(Dtype::Tf32, Layout::Tn, Shape::new(3000, 5000, 1000));
-        let first = candidates(&arch, &problem);
+        let runnable = runnable_ranking(&arch, &problem);
+        let first = candidates(&runnable);
         let fastest = first[1];
-        let more = launch_variants(&arch, &problem, fastest, &first);
+        let more = launch_variants(&runnable, fastest, &first);
         assert!(!more.is_empty());
         assert!(more.len() <= super::super::picks::VARIANTS_PER_KERNEL);
         for s in &more {

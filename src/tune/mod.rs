@@ -467,15 +467,12 @@ fn screen_launch_variants(
     candidates: &mut Vec<crate::report::Candidate>,
     res: &mut supervisor::ScreenResults,
 ) {
-    let mut kernels: Vec<Schedule> = vec![];
-    for (c, _) in crate::report::fastest_passing(candidates, usize::MAX) {
-        if kernels.len() == opts.refine {
-            break;
-        }
-        if !kernels.iter().any(|k| picks::same_kernel(k, &c.schedule)) {
-            kernels.push(c.schedule);
-        }
-    }
+    let kernels = picks::one_per_kernel(
+        crate::report::fastest_passing(candidates, usize::MAX)
+            .iter()
+            .map(|(c, _)| c.schedule),
+        opts.refine,
+    );
     let screened: HashSet<Schedule> = candidates.iter().map(|c| c.schedule).collect();
     let variants = picks::launch_variants(ranked, &kernels, &screened);
     if variants.is_empty() {

@@ -32,6 +32,21 @@ pub fn same_kernel(a: &Schedule, b: &Schedule) -> bool {
     kernel_config(a) == kernel_config(b)
 }
 
+/// The first `n` of `schedules` (in their order) that each run another kernel than every one
+/// before them ([`same_kernel`]).
+pub fn one_per_kernel(schedules: impl IntoIterator<Item = Schedule>, n: usize) -> Vec<Schedule> {
+    let mut kept: Vec<Schedule> = vec![];
+    for s in schedules {
+        if kept.len() == n {
+            break;
+        }
+        if !kept.iter().any(|k| same_kernel(k, &s)) {
+            kept.push(s);
+        }
+    }
+    kept
+}
+
 fn kernel_config(s: &Schedule) -> KernelConfig {
     (
         s.family,

@@ -147,20 +147,11 @@ pub fn measured_entry(s: &ShapeReport) -> Option<Entry> {
     // The next fastest kernels, one launch variant each (with the tune's second screen the
     // fastest few are often the chosen kernel's own rasters): the pool selection ranks for
     // other shapes then holds other kernels.
-    let mut kept: Vec<crate::schedule::Schedule> = vec![];
-    for (c, _) in &passing {
-        if kept.len() == 3 {
-            break;
-        }
-        if !super::picks::same_kernel(&c.schedule, &chosen)
-            && !kept
-                .iter()
-                .any(|k| super::picks::same_kernel(k, &c.schedule))
-        {
-            kept.push(c.schedule);
-        }
-    }
-    entry.runners_up = kept.iter().map(|s| s.name()).collect();
+    let kernels = super::picks::one_per_kernel(
+        std::iter::once(chosen).chain(passing.iter().map(|(c, _)| c.schedule)),
+        4,
+    );
+    entry.runners_up = kernels[1..].iter().map(|s| s.name()).collect();
     let numbers = [
         own.median_us,
         own.tflops,

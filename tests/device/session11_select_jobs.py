@@ -20,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 from session8_select_jobs import select, write_jobs
 from session10_select_jobs import SET6, SET7, SET8, SET9, twin
@@ -51,7 +52,8 @@ def rank(shape, top, forge, profile=None):
 
 
 def without_device_table(profile, dest):
-    """The profile as the session-10 build reads it: schema version 2, no [meta.device]."""
+    """The profile as the session-10 build reads it: schema version 2, no [meta.device]
+    (derived from PROFILE each time, in a temporary folder `dest`)."""
     out, skip = [], False
     for line in open(profile):
         if line.startswith("["):
@@ -68,7 +70,7 @@ def without_device_table(profile, dest):
 def main():
     dest, profile, s10, shipped = sys.argv[1:5]
     os.makedirs(dest, exist_ok=True)
-    old_profile = without_device_table(profile, dest)
+    old_profile = without_device_table(profile, tempfile.mkdtemp(prefix="forge-s10-profile-"))
     jobs = []
     for s in SET9.split():
         roles = {"s10": select(old_profile, s, forge=s10), "shipped": select(profile, s, forge=shipped)}
