@@ -6,9 +6,9 @@
 use crate::arch::Arch;
 use crate::contract::Rounding;
 use crate::device::cache::{self, KernelCache};
-use crate::device::nvrtc::PtxasReport;
+use crate::device::nvrtc::{Compiled, PtxasReport};
 use crate::kernel_source::{GEMM_ENTRY, KernelVariant};
-use crate::schedule::Dtype;
+use crate::schedule::{Dtype, Schedule};
 use crate::shape::Shape;
 use crate::space;
 use rayon::prelude::*;
@@ -73,10 +73,7 @@ pub fn compile_clean(
     variant: &KernelVariant,
     arch: &str,
 ) -> Result<PtxasReport, String> {
-    let compiled = cache
-        .get_or_compile(&variant.label(), &variant.source(), arch)
-        .map_err(|e| e.to_string())?;
-    let p = PtxasReport::parse(&compiled.log, GEMM_ENTRY);
+    let (_, p) = compile_with_report(cache, variant, arch)?;
     if p.clean() {
         Ok(p)
     } else {
@@ -89,6 +86,38 @@ pub fn compile_clean(
             p.warnings.join("; ")
         ))
     }
+}
+
+/// Compiles (or reads from the cache) one variant: its cubin and ptxas's report on the GEMM
+/// entry, clean or not. Err only when NVRTC fails.
+pub fn compile_with_report(
+    cache: &KernelCache,
+    variant: &KernelVariant,
+    arch: &str,
+) -> Result<(Compiled, PtxasReport), String> {
+    let compiled = cache
+        .get_or_compile(&variant.label(), &variant.source(), arch)
+        .map_err(|e| e.to_string())?;
+    let report = PtxasReport::parse(&compiled.log, GEMM_ENTRY);
+    Ok((compiled, report))
+}
+
+/// The kernel variant of each named schedule (rows 16-byte aligned, as at `COVER_SHAPES[0]`)
+/// under `rounding`; an error names the first name that is not a schedule of the space.
+pub fn named_variants(
+    names: &[String],
+    rounding: Rounding,
+) -> anyhow::Result<Vec<(Schedule, KernelVariant)>> {
+    names
+        .iter()
+        .map(|name| {
+            let s: Schedule = name.trim().parse()?;
+            if !space::all_schedules(s.dtype).contains(&s) {
+                anyhow::bail!("{name} is a schedule name but not a schedule of forge's space");
+            }
+            Ok((s, KernelVariant::new(&s, &COVER_SHAPES[0], rounding)))
+        })
+        .collect()
 }
 
 pub fn check_all(arch: &Arch) -> anyhow::Result<CheckReport> {

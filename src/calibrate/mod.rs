@@ -18,7 +18,6 @@ pub mod selection;
 use crate::arch::Arch;
 use crate::contract::Contract;
 use crate::cost_model::{CostModel, Ranked};
-use crate::device::Gpu;
 use crate::device::cache::KernelCache;
 use crate::device::timing::TimingConfig;
 use crate::kernel_source::KernelVariant;
@@ -91,9 +90,8 @@ pub fn collect(opts: &CollectOptions) -> anyhow::Result<Option<CalibrationData>>
     let (arch, info) = if opts.compile_only {
         (opts.arch.clone(), None)
     } else {
-        let gpu = Gpu::open(0).context("forge calibrate measures on a GPU")?;
-        let info = gpu.info.clone();
-        drop(gpu);
+        let info =
+            crate::device::simulated::open_info(0).context("forge calibrate measures on a GPU")?;
         if info.arch != opts.arch.name {
             bail!(
                 "the device is {} ({}), but --arch is {}",

@@ -91,6 +91,7 @@ pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
     let (Some(arch), Some(shapes)) = (a.arch.clone(), a.shapes.as_ref()) else {
         bail!("calibrate needs --arch and --shapes (or --fit DATA)");
     };
+    crate::device::simulated::require_explicit(a.out.is_some() || a.compile_only, "--out")?;
     let out = a.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "reports/calibrate-{}-{}",

@@ -206,6 +206,59 @@ pub(super) fn verify_bits(
 }
 
 /// Compiles every distinct kernel variant the space can produce for `arch`.
+/// `check-kernels --schedule`: compile the named schedules' kernels, print ptxas's report for
+/// each, keep their cubins and logs in `cubin_dir`; fails if any is not clean.
+pub(super) fn check_schedule_kernels(
+    arch: &Arch,
+    names: &[String],
+    contract: Contract,
+    cubin_dir: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use crate::kernel_check::{compile_with_report, named_variants};
+    let variants = named_variants(names, contract.rounding)?;
+    let cache = crate::device::cache::KernelCache::new(&crate::device::cache::default_dir())?;
+    if let Some(dir) = cubin_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut unclean = 0;
+    for (schedule, variant) in &variants {
+        let label = variant.label();
+        let (compiled, p) = compile_with_report(&cache, variant, &arch.name)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", schedule.name()))?;
+        println!(
+            "{} -> {label}: {} regs, {} B spill stores, {} B spill loads, {} B stack{}",
+            schedule.name(),
+            p.registers,
+            p.spill_stores,
+            p.spill_loads,
+            p.stack_frame,
+            if p.warnings.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", p.warnings.join("; "))
+            }
+        );
+        unclean += usize::from(!p.clean());
+        if let Some(dir) = cubin_dir {
+            for (ext, bytes) in [
+                ("cubin", &compiled.cubin[..]),
+                ("log", compiled.log.as_bytes()),
+            ] {
+                let path = dir.join(format!("{label}.{ext}"));
+                std::fs::write(&path, bytes)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+    }
+    if unclean > 0 {
+        bail!(
+            "{unclean} of {} kernel(s) not clean (spills or ptxas warnings)",
+            variants.len()
+        );
+    }
+    Ok(())
+}
+
 pub(super) fn check_kernels(arch: &Arch) -> anyhow::Result<()> {
     let report = crate::kernel_check::check_all(arch)?;
     for line in &report.lines {

@@ -20,7 +20,7 @@ mod calibrate;
 mod commands;
 mod values;
 
-use commands::{check_kernels, explain_schedule, rank, verify_bits};
+use commands::{check_kernels, check_schedule_kernels, explain_schedule, rank, verify_bits};
 use values::*;
 
 #[derive(Parser, Debug)]
@@ -216,10 +216,22 @@ pub enum Cmd {
         #[arg(long)]
         samples: Option<usize>,
     },
-    /// Compile every kernel variant of the space through NVRTC and check ptxas's report.
+    /// Compile every kernel variant of the space through NVRTC and check ptxas's report; or,
+    /// with --schedule, only those schedules' kernels (and with --cubin-dir keep their cubins,
+    /// e.g. for `nvdisasm -c`).
     CheckKernels {
         #[arg(long, default_value = "sm_90a", value_parser = arch_parser())]
         arch: Arch,
+        /// Only these schedules' kernels (comma-separated or repeated canonical names).
+        #[arg(long, value_delimiter = ',')]
+        schedule: Vec<String>,
+        /// With --schedule: the numerical contract to compile them for.
+        #[arg(long, default_value = "tf32-rne-k8-inorder", value_parser = contract_parser())]
+        contract: Contract,
+        /// With --schedule: write each kernel's cubin and ptxas log here as `<label>.cubin`
+        /// and `<label>.log`.
+        #[arg(long, requires = "schedule")]
+        cubin_dir: Option<PathBuf>,
     },
     /// Train a two-layer MLP block (Linear → GroupNorm → tanh-GELU → Linear, MSE, AdamW) on
     /// forge's kernels with the profile's GEMMs; print the loss, and with --check the
@@ -561,7 +573,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             arch,
             samples,
         } => verify_bits(&a, &b, &c, shape, contract, &arch, samples),
-        Cmd::CheckKernels { arch } => check_kernels(&arch),
+        Cmd::CheckKernels {
+            arch,
+            schedule,
+            contract,
+            cubin_dir,
+        } if !schedule.is_empty() => {
+            check_schedule_kernels(&arch, &schedule, contract, cubin_dir.as_deref())
+        }
+        Cmd::CheckKernels { arch, .. } => check_kernels(&arch),
         Cmd::Step(args) => {
             let opts = args.options();
             opts.cfg.validate()?;

@@ -59,9 +59,13 @@ where
         arg: Option<&clap::Arg>,
         value: &OsStr,
     ) -> Result<T, clap::Error> {
-        let name = arg
-            .and_then(|a| a.get_long())
-            .map_or_else(|| "a value".to_string(), |l| format!("--{l}"));
+        // `--shapes X: …` for an option, `SHAPE X: …` for a positional argument.
+        let name = match arg {
+            Some(a) => a
+                .get_long()
+                .map_or_else(|| a.get_id().as_str().to_uppercase(), |l| format!("--{l}")),
+            None => "value".to_string(),
+        };
         let shown = clip(&value.to_string_lossy(), MAX_QUOTED);
         let raw = |why: String| {
             clap::Error::raw(ErrorKind::InvalidValue, format!("{name} {shown}: {why}\n"))

@@ -8,6 +8,7 @@ pub mod fill;
 pub mod kernel;
 pub mod nvrtc;
 pub mod prep;
+pub mod simulated;
 pub mod timing;
 
 use crate::arch::{Arch, MeasuredProperties};

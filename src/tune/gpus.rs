@@ -4,7 +4,8 @@
 //! speed) are per device. Each GPU gets its own worker processes; problems are handed out
 //! one at a time to whichever GPU is free, so a slow shape does not hold up the rest.
 
-use crate::device::{DeviceError, DeviceInfo, Gpu};
+use crate::device::simulated::{self, open_info};
+use crate::device::{DeviceError, DeviceInfo};
 use std::fmt;
 use std::str::FromStr;
 
@@ -61,14 +62,17 @@ impl GpuSet {
             GpuSet::List(l) => l.clone(),
             GpuSet::All => {
                 // Opening device 0 says why there is no device at all, if there is none.
-                let first = Gpu::open(0)?;
-                drop(first);
-                (0..crate::device::device_count()?).collect()
+                open_info(0)?;
+                if simulated::enabled() {
+                    vec![0]
+                } else {
+                    (0..crate::device::device_count()?).collect()
+                }
             }
         };
         ordinals
             .into_iter()
-            .map(|o| Gpu::open(o).map(|g| (o, g.info.clone())))
+            .map(|o| open_info(o).map(|info| (o, info)))
             .collect()
     }
 }

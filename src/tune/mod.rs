@@ -16,6 +16,7 @@ mod progress;
 pub mod protocol;
 pub mod record;
 pub mod shard;
+pub mod simulated;
 pub mod supervisor;
 pub mod worker;
 
@@ -24,9 +25,9 @@ pub use picks::{PER_TILE, pick_diverse};
 use crate::arch::Arch;
 use crate::contract::Contract;
 use crate::cost_model::CostModel;
+use crate::device::DeviceInfo;
 use crate::device::cache::KernelCache;
 use crate::device::timing::TimingConfig;
-use crate::device::{DeviceInfo, Gpu};
 use crate::problem::Problem;
 use crate::profile::Entry;
 use crate::report::{RunReport, ShapeReport, Status};
@@ -92,6 +93,9 @@ pub struct TuneOutcome {
 /// Runs the whole job: measured on a GPU of `--arch`, else (unless `--require-gpu`) a
 /// cost-model-only profile.
 pub fn tune(opts: &TuneOptions) -> anyhow::Result<TuneOutcome> {
+    use crate::device::simulated::require_explicit;
+    require_explicit(opts.profile.is_some(), "--profile")?;
+    require_explicit(opts.run_dir.is_some(), "--run-dir")?;
     let model = CostModel::shipped();
     match open_devices(opts)? {
         Some(devices) => tune_measured(opts, &devices, &model),
@@ -102,7 +106,7 @@ pub fn tune(opts: &TuneOptions) -> anyhow::Result<TuneOutcome> {
 /// The GPUs of `--gpus` (all one model, of `--arch`), or None for a cost-model-only run when
 /// the machine has no GPU at all.
 fn open_devices(opts: &TuneOptions) -> anyhow::Result<Option<Vec<(usize, DeviceInfo)>>> {
-    if let Err(e) = Gpu::open(0) {
+    if let Err(e) = crate::device::simulated::open_info(0) {
         if opts.require_gpu {
             bail!("--require-gpu: {e}");
         }

@@ -352,6 +352,9 @@ fn check_bitmodel(
 
 /// Runs the job; returns only on success or on a recoverable error before any candidate.
 pub fn run(job: &Job) -> Result<(), DeviceError> {
+    if crate::device::simulated::enabled() {
+        return super::simulated::run(job);
+    }
     let gpu = Gpu::open(job.device)?;
     let cache = KernelCache::new(std::path::Path::new(&job.cache_dir))?;
     let util = UtilKernels::load(&gpu, &cache)?;

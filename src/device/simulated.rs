@@ -1,0 +1,68 @@
+//! A simulated device, for tests of the measuring commands on machines without a GPU.
+//!
+//! With `FORGE_TEST_SIMULATED_DEVICE=1`, `forge tune` and `forge calibrate` see one device
+//! described by [`info`], and their worker processes answer jobs from the cost model
+//! (`crate::tune::simulated`) instead of running kernels: every orchestration path (candidate
+//! picks, the second screen, worker restarts after a fault, the watchdog, confirmation rounds,
+//! records, profiles, reports) runs as on a GPU, in CI. Nothing it produces is a measurement:
+//! the device's name says so in every profile, report and data set it reaches, and the
+//! commands refuse to write to their default (shipped) locations under it.
+
+use super::DeviceInfo;
+
+/// The environment variable that turns the simulated device on (value `1`).
+pub const ENV: &str = "FORGE_TEST_SIMULATED_DEVICE";
+
+/// The simulated device's name: what profiles and reports record as the device.
+pub const NAME: &str =
+    "simulated H200 (FORGE_TEST_SIMULATED_DEVICE: cost-model times, not measurements)";
+
+/// Whether the simulated device replaces the real ones in this process.
+pub fn enabled() -> bool {
+    std::env::var_os(ENV).is_some_and(|v| v == "1")
+}
+
+/// The simulated device: an H200 as the shipped profile recorded it (132 SMs, 1980 MHz,
+/// 60 MiB L2, 4.81 TB/s).
+pub fn info() -> DeviceInfo {
+    DeviceInfo {
+        name: NAME.to_string(),
+        compute_capability: (9, 0),
+        arch: "sm_90a".to_string(),
+        sm_count: 132,
+        l2_bytes: 62_914_560,
+        smem_per_block_optin: 232_448,
+        smem_per_sm: 233_472,
+        sm_clock_mhz: 1980.0,
+        memory_bandwidth_gbs: 4814.304,
+        driver_version: "simulated".to_string(),
+        nvrtc_version: super::nvrtc::version().unwrap_or_else(|e| e.to_string()),
+        total_memory: 150_754_820_096,
+    }
+}
+
+/// The description of device `ordinal`: the simulated one when [`enabled`] (ordinal 0 only),
+/// else what the driver reports.
+pub fn open_info(ordinal: usize) -> Result<DeviceInfo, super::DeviceError> {
+    if enabled() {
+        return match ordinal {
+            0 => Ok(info()),
+            _ => Err(super::DeviceError::NoDevice(format!(
+                "{ENV}: the simulated machine has one device (0), not {ordinal}"
+            ))),
+        };
+    }
+    super::Gpu::open(ordinal).map(|g| g.info)
+}
+
+/// Refuses a simulated run that would write where real results live (`what`: the option
+/// that must be given, e.g. `--profile`).
+pub fn require_explicit(given: bool, what: &str) -> anyhow::Result<()> {
+    if enabled() && !given {
+        anyhow::bail!(
+            "{ENV}=1: give {what} explicitly (a simulated run never writes to the default \
+             profiles/ or reports/ locations)"
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,280 @@
+//! The measuring commands end to end on the simulated device (`FORGE_TEST_SIMULATED_DEVICE=1`,
+//! `forge::device::simulated`): `forge tune` with its second screen, worker faults and the
+//! watchdog, and `forge calibrate` with its confirmation rounds and the fit of its data. The
+//! workers answer from the cost model, so these runs check the orchestration (what is screened,
+//! recorded, restarted and written), never kernel speed. Needs libnvrtc (the tuner compiles its
+//! candidates; CI installs it), no GPU.
+
+mod common;
+
+use forge::device::simulated;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn nvrtc_or_skip() -> bool {
+    if forge::device::nvrtc::available() {
+        return true;
+    }
+    common::skipped("libnvrtc not found: the simulated tune compiles its candidates");
+    false
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("forge-sim-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs forge on the simulated device with a kernel cache shared by these tests.
+fn forge(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("simulated-kernel-cache");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_forge"));
+    cmd.args(args)
+        .env(simulated::ENV, "1")
+        .env("FORGE_CACHE", &cache)
+        .env_remove("FORGE_TEST_INJECT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("forge runs")
+}
+
+fn ok(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        o.status.success(),
+        "forge failed ({}):\n{err}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout)
+    );
+    err
+}
+
+/// (schedule, status, screen) of every report.csv row.
+fn report_rows(run: &Path) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(run.join("report.csv")).unwrap();
+    let mut rows = csv_rows(&text);
+    let header = rows.remove(0);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (s, st, sc) = (col("Operation"), col("Status"), col("Screen"));
+    rows.iter()
+        .map(|r| (r[s].clone(), r[st].clone(), r[sc].clone()))
+        .collect()
+}
+
+/// A minimal CSV reader: quoted fields with doubled quotes, no newlines inside fields.
+fn csv_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .map(|line| {
+            let (mut fields, mut cur, mut quoted) = (vec![], String::new(), false);
+            let mut chars = line.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' if quoted && chars.peek() == Some(&'"') => {
+                        cur.push('"');
+                        chars.next();
+                    }
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => fields.push(std::mem::take(&mut cur)),
+                    _ => cur.push(c),
+                }
+            }
+            fields.push(cur);
+            fields
+        })
+        .collect()
+}
+
+const SHAPE: &str = "3000x5000x1000";
+
+fn tune(dir: &Path, env: &[(&str, &str)]) -> (PathBuf, PathBuf, String) {
+    let (run, profile) = (dir.join("run"), dir.join("profile.toml"));
+    let o = forge(
+        &[
+            "tune",
+            "--arch",
+            "sm_90a",
+            "--shapes",
+            SHAPE,
+            "--top",
+            "4",
+            "--watchdog",
+            "5",
+            "--no-plots",
+            "--run-dir",
+            run.to_str().unwrap(),
+            "--profile",
+            profile.to_str().unwrap(),
+        ],
+        env,
+    );
+    let err = ok(&o);
+    (run, profile, err)
+}
+
+#[test]
+fn a_simulated_tune_screens_twice_and_writes_a_profile_that_names_the_simulation() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let dir = tmp("tune");
+    let (run, profile, err) = tune(&dir, &[]);
+    let rows = report_rows(&run);
+    let first = rows.iter().filter(|r| r.2 == "1").count();
+    let second: Vec<_> = rows.iter().filter(|r| r.2 == "2").collect();
+    assert!(first >= 4, "{first} first-screen rows");
+    assert!(!second.is_empty(), "no second-screen rows:\n{err}");
+    assert!(
+        err.contains("launch variants of the 2 fastest kernels"),
+        "{err}"
+    );
+    // The second screen times launch variants of kernels the first screen timed.
+    let kernel = |name: &str| {
+        let s: forge::schedule::Schedule = name.parse().unwrap();
+        (s.tile, s.stages, s.workers, s.cluster, s.split_k)
+    };
+    for (name, status, _) in &second {
+        assert_eq!(status, "measured", "{name}");
+        assert!(
+            rows.iter()
+                .any(|r| r.2 == "1" && kernel(&r.0) == kernel(name)),
+            "{name} is not a launch variant of a first-screen kernel"
+        );
+    }
+    let text = std::fs::read_to_string(&profile).unwrap();
+    assert!(text.contains(simulated::NAME), "{text}");
+    let p = forge::profile::Profile::load(&profile).unwrap();
+    assert_eq!(p.entries.len(), 1);
+    let chosen = &p.entries[0].schedule;
+    assert!(
+        rows.iter().any(|r| &r.0 == chosen && r.1 == "measured"),
+        "the chosen {chosen} was not measured"
+    );
+}
+
+#[test]
+fn a_faulting_and_a_hanging_candidate_cost_only_themselves() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let dir = tmp("inject");
+    let (run, _, _) = tune(&dir.join("clean"), &[]);
+    let rows = report_rows(&run);
+    // Two first-screen candidates that are not the model's first pick.
+    let victims: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.2 == "1")
+        .map(|r| r.0.as_str())
+        .skip(1)
+        .take(2)
+        .collect();
+    assert_eq!(victims.len(), 2);
+    let inject = format!("fault:{},hang:{}", victims[0], victims[1]);
+    let (run, profile, err) = tune(&dir.join("faulty"), &[("FORGE_TEST_INJECT", &inject)]);
+    let rows = report_rows(&run);
+    let status = |name: &str| {
+        rows.iter()
+            .find(|r| r.0 == name)
+            .map(|r| r.1.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        status(victims[0]).starts_with("Faulted"),
+        "{}",
+        status(victims[0])
+    );
+    assert!(
+        status(victims[1]).starts_with("TimedOut"),
+        "{}",
+        status(victims[1])
+    );
+    let measured = rows.iter().filter(|r| r.1 == "measured").count();
+    assert!(measured >= 3, "{measured} measured after the fault:\n{err}");
+    assert!(profile.exists());
+}
+
+#[test]
+fn a_simulated_calibration_confirms_the_near_best_and_its_fit_sees_the_scatter() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let dir = tmp("calibrate");
+    let out = dir.join("data");
+    let o = forge(
+        &[
+            "calibrate",
+            "--arch",
+            "sm_90a",
+            "--shapes",
+            "512x512x512,2048x8192x512",
+            "--top",
+            "8",
+            "--sample",
+            "8",
+            "--repeat",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    ok(&o);
+    let data = forge::calibrate::data::CalibrationData::load(&out).unwrap();
+    assert_eq!(data.device_name, simulated::NAME);
+    assert_eq!(data.shapes.len(), 2);
+    for s in &data.shapes {
+        let confirmed = s.points.iter().filter(|p| !p.repeats_us.is_empty()).count();
+        assert!(
+            confirmed >= 4,
+            "{}: {confirmed} points confirmed",
+            s.problem.shape
+        );
+        assert!(
+            s.points
+                .iter()
+                .all(|p| p.repeats_us.is_empty() || p.repeats_us.len() == 2)
+        );
+    }
+    let o = forge(
+        &[
+            "calibrate",
+            "--fit",
+            out.to_str().unwrap(),
+            "--sweeps",
+            "0",
+            "--no-loso",
+            "--out",
+            dir.join("fit").to_str().unwrap(),
+        ],
+        &[],
+    );
+    ok(&o);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    // One timing's scatter is uniform within ±0.6%: its standard deviation is 0.35%.
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("shapes with repeated timings"))
+        .unwrap_or_else(|| panic!("no noise line:\n{stdout}"));
+    let noise: f64 = line
+        .split("one timing's noise ")
+        .nth(1)
+        .and_then(|t| t.split('%').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!((0.2..0.5).contains(&noise), "{line}");
+}
+
+#[test]
+fn a_simulated_run_never_writes_to_the_default_locations() {
+    let o = forge(&["tune", "--arch", "sm_90a", "--shapes", "D512"], &[]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--profile") && err.contains(simulated::ENV),
+        "{err}"
+    );
+    let o = forge(&["calibrate", "--arch", "sm_90a", "--shapes", "D512"], &[]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--out"));
+}
