@@ -275,6 +275,11 @@ fn bad_profiles_fail_with_file_and_reason() {
         &["select", "--profile", missing.to_str().unwrap(), "D64"],
         "cannot read profile",
     );
+    // A bad positional shape names its argument, as a bad option names its flag.
+    fails_with(
+        &["select", "--profile", syntax.to_str().unwrap(), "12x1"],
+        "SHAPE 12x1: shape `12x1` is not of the form",
+    );
 }
 
 #[test]
@@ -348,4 +353,46 @@ fn rank_into_a_pipe_closed_early_ends_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(err.is_empty(), "{err}");
     assert_ne!(status.code(), Some(101), "a panic's exit status");
+}
+
+#[test]
+fn check_kernels_compiles_named_schedules_and_keeps_their_cubins() {
+    fails_with(
+        &[
+            "check-kernels",
+            "--schedule",
+            "wgmma_tf32_128x128x32_s9_wg2_swz1_np_c1_k1",
+        ],
+        "not a schedule of forge's space",
+    );
+    fails_with(
+        &["check-kernels", "--schedule", "tile128"],
+        "is not a schedule name",
+    );
+    if !forge::device::nvrtc::available() {
+        eprintln!("SKIPPED (compile part): libnvrtc not found");
+        return;
+    }
+    let dir = tmp("cubins");
+    let name = "wgmma_tf32_64x64x32_s4_wg1_swz1_np_c1_k1";
+    let o = forge(&[
+        "check-kernels",
+        "--schedule",
+        name,
+        "--contract",
+        "tf32-trunc-k8-inorder",
+        "--cubin-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(
+        out.contains(name) && out.contains(" regs, 0 B spill stores"),
+        "{out}"
+    );
+    let label = "wgmma_tf32_64x64x32_s4_wg1_np_c1_k0_v1_rz";
+    let cubin = std::fs::read(dir.join(format!("{label}.cubin"))).unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF");
+    let log = std::fs::read_to_string(dir.join(format!("{label}.log"))).unwrap();
+    assert!(log.contains("forge_gemm"), "{log}");
 }
