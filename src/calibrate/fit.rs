@@ -298,6 +298,8 @@ pub struct ShapeMetrics {
     pub noise_sigma: Option<f64>,
     pub tie_in_top4: Option<bool>,
     pub top4_ceiling: Option<f64>,
+    /// The lower bound of that ceiling ([`noise::top4_split_half`]).
+    pub top4_split_half: Option<bool>,
 }
 
 pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<ShapeMetrics> {
@@ -350,6 +352,10 @@ pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<Sh
         let points: Vec<(f64, usize)> = meas.iter().copied().zip(counts.iter().copied()).collect();
         noise::top4_ceiling(&points, &n, CEILING_SEED)
     });
+    let top4_split_half = noise.and_then(|_| {
+        let points: Vec<&super::data::Point> = timed.iter().map(|(p, _)| *p).collect();
+        noise::top4_split_half(&points)
+    });
     Some(ShapeMetrics {
         shape: s.problem.shape,
         points: timed.len(),
@@ -364,6 +370,7 @@ pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<Sh
         noise_sigma: noise.map(|n| n.sigma),
         tie_in_top4,
         top4_ceiling,
+        top4_split_half,
     })
 }
 
@@ -400,6 +407,10 @@ pub struct Summary {
     pub decided_best_in_top4: f64,
     pub decided_tie_in_top4: f64,
     pub decided_top4_ceiling: f64,
+    /// Over the shapes where it is defined: the share whose split halves agree
+    /// ([`noise::top4_split_half`]), and how many shapes that is.
+    pub decided_split_half: f64,
+    pub decided_split_half_shapes: usize,
     pub decided_noise_sigma: f64,
 }
 
@@ -446,6 +457,14 @@ pub fn summary_of(m: Vec<ShapeMetrics>) -> Summary {
         decided_tie_in_top4: share(&|x| x.tie_in_top4 == Some(true)),
         decided_top4_ceiling: decided.iter().filter_map(|x| x.top4_ceiling).sum::<f64>()
             / decided.len().max(1) as f64,
+        decided_split_half: {
+            let halves: Vec<bool> = decided.iter().filter_map(|x| x.top4_split_half).collect();
+            halves.iter().filter(|&&h| h).count() as f64 / halves.len().max(1) as f64
+        },
+        decided_split_half_shapes: decided
+            .iter()
+            .filter(|x| x.top4_split_half.is_some())
+            .count(),
         decided_noise_sigma: median(decided.iter().filter_map(|x| x.noise_sigma).collect()),
         shapes: m,
     }
@@ -740,11 +759,21 @@ impl FitReport {
                     o,
                     "{what:<20} {} shapes with repeated timings (one timing's noise {:.2}%, \
                      median): best in top-4 {:.0}%, the best or a tie of it {:.0}%; a model \
-                     that knew every decided time: {:.0}%",
+                     that knew every true time: at least {} (split halves), at most {:.0}% \
+                     (re-timings around the decided times)",
                     s.decided_shapes,
                     s.decided_noise_sigma * 100.0,
                     s.decided_best_in_top4 * 100.0,
                     s.decided_tie_in_top4 * 100.0,
+                    if s.decided_split_half_shapes > 0 {
+                        format!(
+                            "{:.0}% of {}",
+                            s.decided_split_half * 100.0,
+                            s.decided_split_half_shapes
+                        )
+                    } else {
+                        "-".to_string()
+                    },
                     s.decided_top4_ceiling * 100.0
                 );
             }
