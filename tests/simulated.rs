@@ -278,3 +278,57 @@ fn a_simulated_run_never_writes_to_the_default_locations() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--out"));
 }
+
+#[test]
+fn workers_start_after_the_forge_binary_was_replaced() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    // A copy of forge runs the tune and is deleted once the tune has printed its candidates,
+    // while they compile into a fresh cache (seconds), before any worker starts: the workers
+    // still start (from the running image, not the path), and the tune completes.
+    use std::io::{BufRead, BufReader};
+    let dir = tmp("replaced");
+    let exe = dir.join("forge-copy");
+    std::fs::copy(env!("CARGO_BIN_EXE_forge"), &exe).unwrap();
+    let mut child = Command::new(&exe)
+        .args([
+            "tune",
+            "--arch",
+            "sm_90a",
+            "--shapes",
+            SHAPE,
+            "--top",
+            "4",
+            "--no-plots",
+        ])
+        .arg("--run-dir")
+        .arg(dir.join("run"))
+        .arg("--profile")
+        .arg(dir.join("profile.toml"))
+        .env(simulated::ENV, "1")
+        .env("FORGE_CACHE", dir.join("fresh-cache"))
+        .env_remove("FORGE_TEST_INJECT")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut log = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("candidates") {
+            break;
+        }
+    }
+    std::fs::remove_file(&exe).unwrap();
+    for line in lines {
+        log.push_str(&line.unwrap());
+        log.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}:\n{log}");
+    assert!(log.contains("chosen"), "{log}");
+    assert!(dir.join("profile.toml").exists());
+}

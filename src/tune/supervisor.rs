@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 use indicatif::ProgressBar;
 use std::collections::HashMap;
 use std::io::BufRead;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -44,7 +44,7 @@ struct Worker {
 
 impl Worker {
     fn start(job: &Job) -> anyhow::Result<Worker> {
-        let exe = std::env::current_exe().context("locating the forge executable")?;
+        let exe = worker_executable()?;
         let job_dir = std::env::temp_dir().join(format!(
             "forge-jobs-{}-gpu{}-{}-{}",
             std::process::id(),
@@ -116,6 +116,18 @@ impl Worker {
         let _ = std::fs::remove_dir_all(&self.job_dir);
         Ok((status, stderr))
     }
+}
+
+/// The executable a worker runs: this process's own image. On Linux that is
+/// `/proc/self/exe`, which a forked child resolves to the parent's binary even after the file
+/// was replaced or deleted (a rebuild or an upgrade during a long tune), so the workers always
+/// speak the supervisor's protocol version; elsewhere the path it was started from.
+fn worker_executable() -> anyhow::Result<PathBuf> {
+    let own_image = Path::new("/proc/self/exe");
+    if cfg!(target_os = "linux") && own_image.exists() {
+        return Ok(own_image.to_path_buf());
+    }
+    std::env::current_exe().context("locating the forge executable")
 }
 
 fn job(opts: &TuneOptions, problem: &Problem) -> Job {
