@@ -332,3 +332,67 @@ fn workers_start_after_the_forge_binary_was_replaced() {
     assert!(log.contains("chosen"), "{log}");
     assert!(dir.join("profile.toml").exists());
 }
+
+#[test]
+fn a_tune_spread_over_several_simulated_gpus_writes_every_shape_once() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let dir = tmp("gpus");
+    let (run, profile) = (dir.join("run"), dir.join("profile.toml"));
+    let shapes = "3000x5000x1000,D1024,1000x1000x1001,2048x8192x512";
+    let o = forge(
+        &[
+            "tune",
+            "--arch",
+            "sm_90a",
+            "--shapes",
+            shapes,
+            "--top",
+            "4",
+            "--gpus",
+            "all",
+            "--no-plots",
+            "--run-dir",
+            run.to_str().unwrap(),
+            "--profile",
+            profile.to_str().unwrap(),
+        ],
+        &[(simulated::ENV, "3")],
+    );
+    let err = ok(&o);
+    assert!(err.contains("measuring on 3 GPUs"), "{err}");
+    let p = forge::profile::Profile::load(&profile).unwrap();
+    let mut tuned: Vec<String> = p
+        .entries
+        .iter()
+        .map(|e| e.problem().shape.to_string())
+        .collect();
+    tuned.sort();
+    let mut asked: Vec<String> = forge::shape::Shape::parse_list(shapes)
+        .unwrap()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    asked.sort();
+    assert_eq!(tuned, asked);
+    // A GPU the simulated machine does not have is refused by name.
+    let o = forge(
+        &[
+            "tune",
+            "--arch",
+            "sm_90a",
+            "--shapes",
+            "D512",
+            "--gpus",
+            "0,5",
+            "--run-dir",
+            dir.join("r2").to_str().unwrap(),
+            "--profile",
+            dir.join("p2.toml").to_str().unwrap(),
+        ],
+        &[(simulated::ENV, "2")],
+    );
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no device 5"));
+}

@@ -1,6 +1,6 @@
 //! A simulated device, for tests of the measuring commands on machines without a GPU.
 //!
-//! With `FORGE_TEST_SIMULATED_DEVICE=1`, `forge tune` and `forge calibrate` see one device
+//! With `FORGE_TEST_SIMULATED_DEVICE=N`, `forge tune` and `forge calibrate` see N devices
 //! described by [`info`], and their worker processes answer jobs from the cost model
 //! (`crate::tune::simulated`) instead of running kernels: every orchestration path (candidate
 //! picks, the second screen, worker restarts after a fault, the watchdog, confirmation rounds,
@@ -10,16 +10,25 @@
 
 use super::DeviceInfo;
 
-/// The environment variable that turns the simulated device on (value `1`).
+/// The environment variable that turns the simulated devices on: its value is how many
+/// (`1`, or more for the multi-GPU paths).
 pub const ENV: &str = "FORGE_TEST_SIMULATED_DEVICE";
 
 /// The simulated device's name: what profiles and reports record as the device.
 pub const NAME: &str =
     "simulated H200 (FORGE_TEST_SIMULATED_DEVICE: cost-model times, not measurements)";
 
-/// Whether the simulated device replaces the real ones in this process.
+/// How many simulated devices replace the real ones in this process (0: none).
+pub fn count() -> usize {
+    std::env::var(ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0)
+}
+
+/// Whether simulated devices replace the real ones in this process.
 pub fn enabled() -> bool {
-    std::env::var_os(ENV).is_some_and(|v| v == "1")
+    count() > 0
 }
 
 /// The simulated device: an H200 as the shipped profile recorded it (132 SMs, 1980 MHz,
@@ -41,15 +50,17 @@ pub fn info() -> DeviceInfo {
     }
 }
 
-/// The description of device `ordinal`: the simulated one when [`enabled`] (ordinal 0 only),
-/// else what the driver reports.
+/// The description of device `ordinal`: a simulated one when [`enabled`], else what the
+/// driver reports.
 pub fn open_info(ordinal: usize) -> Result<DeviceInfo, super::DeviceError> {
-    if enabled() {
-        return match ordinal {
-            0 => Ok(info()),
-            _ => Err(super::DeviceError::NoDevice(format!(
-                "{ENV}: the simulated machine has one device (0), not {ordinal}"
-            ))),
+    let n = count();
+    if n > 0 {
+        return if ordinal < n {
+            Ok(info())
+        } else {
+            Err(super::DeviceError::NoDevice(format!(
+                "{ENV}={n}: the simulated machine has {n} device(s), no device {ordinal}"
+            )))
         };
     }
     super::Gpu::open(ordinal).map(|g| g.info)

@@ -64,7 +64,7 @@ impl GpuSet {
                 // Opening device 0 says why there is no device at all, if there is none.
                 open_info(0)?;
                 if simulated::enabled() {
-                    vec![0]
+                    (0..simulated::count()).collect()
                 } else {
                     (0..crate::device::device_count()?).collect()
                 }
