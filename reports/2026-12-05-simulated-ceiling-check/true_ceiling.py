@@ -9,12 +9,13 @@ timing counts, 2000 trials), the Monte Carlo of noise::top4_ceiling (decided tim
 true), an empirical-Bayes variant (not used), and at the end the split-half figure (ranking by
 the odd-numbered timings, the best by the even-numbered ones; points timed once in both). Not a
 measurement of anything on a GPU.
-    python3 true_ceiling.py calibration.json
+    python3 true_ceiling.py calibration.json [SCATTER]   (SCATTER: FORGE_TEST_SIMULATED_SCATTER,
+                                                          default 0.006)
 """
 import json, random, statistics, math, sys
 d = json.load(open(sys.argv[1]))
 rng = random.Random(1)
-S = 0.006
+S = float(sys.argv[2]) if len(sys.argv) > 2 else 0.006
 def timing(mu): return mu * (1 + S * (2 * rng.random() - 1))
 def decided(p):
     ts = [p['measured']['median_us']] + p.get('repeats_us', [])
@@ -46,7 +47,7 @@ for sh in d['shapes']:
         hits += min(range(n), key=lambda i: x[i]) in t4
     mc = hits / TR
     # empirical-Bayes: shrink the confirmed points toward their mean by the estimated true spread
-    conf = [i for i in range(n) if dec[i][1] > 1]
+    conf = [i for i in range(n) if dec[i][1] > 1] or list(range(n))
     logs = [math.log(dec[i][0]) for i in conf]
     m = statistics.mean(logs); v_obs = statistics.pvariance(logs); v_noise = statistics.mean(se(dec[i][1])**2 for i in conf)
     lam = max(v_obs - v_noise, 0) / v_obs if v_obs > 0 else 0
