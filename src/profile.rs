@@ -902,6 +902,12 @@ impl Profile {
     /// kernels ([`Dtype::has_kernels`]) has no entries, so it gets its canonical schedule,
     /// which has no kernel either: callers check the dtype first (`forge select` does).
     pub fn select(&self, problem: &Problem) -> Selection {
+        self.select_with(problem, CostModel::shipped_ref())
+    }
+
+    /// [`Profile::select`] with another cost model's constants for rule 2 (`forge select
+    /// --model`: what a fit's constants would choose).
+    pub fn select_with(&self, problem: &Problem, model: &CostModel) -> Selection {
         if let Some(&entry) = self.exact.get(problem) {
             return Selection {
                 schedule: self.schedules[entry],
@@ -909,7 +915,7 @@ impl Profile {
                 launch: self.entries[entry].launch,
             };
         }
-        self.select_by_model(problem, CostModel::shipped_ref(), &self.arch)
+        self.select_by_model(problem, model, &self.arch)
     }
 
     /// Rule 2 with a given model and arch (the profile's arch table by default; a device's

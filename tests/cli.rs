@@ -396,3 +396,73 @@ fn check_kernels_compiles_named_schedules_and_keeps_their_cubins() {
     let log = std::fs::read_to_string(dir.join(format!("{label}.log"))).unwrap();
     assert!(log.contains("forge_gemm"), "{log}");
 }
+
+#[test]
+fn rank_and_select_price_with_another_constants_file() {
+    let dir = tmp("model");
+    let shipped = include_str!("../cost_model/model.toml");
+    let line = shipped
+        .lines()
+        .find(|l| l.starts_with("column_raster_factor = 1.0 "))
+        .expect("the shipped factor is 1");
+    let model = dir.join("colpen.toml");
+    std::fs::write(
+        &model,
+        shipped.replace(line, "column_raster_factor = 1.006"),
+    )
+    .unwrap();
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/sm_90a-h200.toml");
+    let pick = |extra: &[&str]| {
+        let mut args = vec!["select", "--profile", profile, "4000x4000x800"];
+        args.extend_from_slice(extra);
+        let o = forge(&args);
+        assert!(o.status.success(), "{}", text(&o).1);
+        text(&o).0.lines().next().unwrap().to_string()
+    };
+    // Sets 6-8's worst selection: the column raster by the shipped constants, the row raster
+    // (measured 5% faster) by the hypothesis's.
+    assert_eq!(pick(&[]), "wgmma_tf32_128x200x32_s5_wg2_swz16c_pers_c1_k1");
+    assert_eq!(
+        pick(&["--model", model.to_str().unwrap()]),
+        "wgmma_tf32_128x200x32_s5_wg2_swz16_pers_c1_k1"
+    );
+    let o = forge(&[
+        "rank",
+        "--arch",
+        "sm_90a",
+        "--shapes",
+        "4000x4000x800",
+        "--top",
+        "1",
+        "--profile",
+        profile,
+        "--model",
+        model.to_str().unwrap(),
+    ]);
+    assert!(text(&o).0.contains("swz16_pers_c1_k1"), "{}", text(&o).0);
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[global]\nlaunch_us = 1\n").unwrap();
+    fails_with(
+        &[
+            "rank",
+            "--arch",
+            "sm_90a",
+            "--shapes",
+            "D512",
+            "--model",
+            bad.to_str().unwrap(),
+        ],
+        "bad.toml",
+    );
+    fails_with(
+        &[
+            "select",
+            "--profile",
+            profile,
+            "D512",
+            "--model",
+            "/nonexistent/m.toml",
+        ],
+        "cannot read cost model",
+    );
+}

@@ -11,6 +11,7 @@ use crate::space;
 use anyhow::{Context, bail};
 
 pub(super) fn rank(
+    model: &CostModel,
     arch: &Arch,
     shapes: &[Shape],
     dtype: Dtype,
@@ -18,7 +19,6 @@ pub(super) fn rank(
     top: usize,
     json: bool,
 ) -> anyhow::Result<()> {
-    let model = CostModel::shipped();
     let start = std::time::Instant::now();
     let ranked = model.rank_many(arch, dtype, layout, shapes);
     let elapsed = start.elapsed();
@@ -73,13 +73,13 @@ pub(super) fn rank(
 }
 
 pub(super) fn explain_schedule(
+    model: &CostModel,
     arch: &Arch,
     shapes: &[Shape],
     layout: Layout,
     name: &str,
 ) -> anyhow::Result<()> {
     let schedule: Schedule = name.parse()?;
-    let model = CostModel::shipped();
     println!("{schedule} on {}", arch.name);
     println!(
         "  {} threads, {} B shared memory, {} accumulators/thread",

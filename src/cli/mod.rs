@@ -77,6 +77,10 @@ pub enum Cmd {
         /// bandwidth, as the tune and the profile's selection do) instead of the table's.
         #[arg(long)]
         profile: Option<PathBuf>,
+        /// Price with these cost-model constants instead of the embedded
+        /// cost_model/model.toml (e.g. a fit's model.fitted.toml).
+        #[arg(long, value_name = "MODEL_TOML")]
+        model: Option<PathBuf>,
     },
     /// Benchmark the cost model's top picks on the GPU beside cuBLAS, gate them bit-exactly,
     /// and write a dispatch profile and a run report.
@@ -188,6 +192,10 @@ pub enum Cmd {
         dtype: Dtype,
         #[arg(long, default_value = "tn", value_parser = layout_parser())]
         layout: Layout,
+        /// Select with these cost-model constants instead of the embedded ones (what a
+        /// dispatcher would pick with them; a dispatcher itself always uses the embedded ones).
+        #[arg(long, value_name = "MODEL_TOML")]
+        model: Option<PathBuf>,
     },
     /// Draw the plots and summary of a run report (any machine).
     Plot {
@@ -360,6 +368,19 @@ impl StepArgs {
 
 /// Parses the command line; a bad value is one `error:` line and exit code 1 (help and
 /// version print and exit 0).
+/// The cost model a command prices with: `path`'s constants, else the embedded ones.
+fn load_model(path: Option<&std::path::Path>) -> anyhow::Result<crate::cost_model::CostModel> {
+    use crate::cost_model::CostModel;
+    match path {
+        None => Ok(CostModel::shipped()),
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read cost model {}", p.display()))?;
+            CostModel::from_toml(&text).with_context(|| format!("cost model {}", p.display()))
+        }
+    }
+}
+
 pub fn parse() -> Cli {
     Cli::try_parse().unwrap_or_else(|e| {
         if e.use_stderr() {
@@ -379,7 +400,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             json,
             explain,
             profile,
+            model,
         } => {
+            let model = load_model(model.as_deref())?;
             let arch = match profile {
                 Some(p) => {
                     let loaded = Profile::load_for_arch(&p, &arch.name)?;
@@ -396,8 +419,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let (shapes, dtype, layout) = (&problems.shapes.0, problems.dtype, problems.layout);
             match explain {
-                Some(name) => explain_schedule(&arch, shapes, layout, &name),
-                None => rank(&arch, shapes, dtype, layout, top, json),
+                Some(name) => explain_schedule(&model, &arch, shapes, layout, &name),
+                None => rank(&model, &arch, shapes, dtype, layout, top, json),
             }
         }
         Cmd::Tune {
@@ -505,7 +528,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             shape,
             dtype,
             layout,
+            model,
         } => {
+            let model = load_model(model.as_deref())?;
             if !dtype.has_kernels() {
                 bail!(
                     "no {dtype} kernel is implemented (only tf32 has kernels): a profile selects \
@@ -519,7 +544,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(c) = contract {
                 p.require_contract(&profile, c)?;
             }
-            let sel = p.select(&Problem::new(dtype, layout, shape));
+            let sel = p.select_with(&Problem::new(dtype, layout, shape), &model);
             println!("{}", sel.schedule);
             match sel.rule {
                 Rule::Exact { entry } => {
