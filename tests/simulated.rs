@@ -88,27 +88,32 @@ fn csv_rows(text: &str) -> Vec<Vec<String>> {
 
 const SHAPE: &str = "3000x5000x1000";
 
+/// `forge tune` of [`SHAPE`], 4 candidates, into `run` and `profile`.
+fn tune_args(run: &Path, profile: &Path) -> Vec<String> {
+    let args = [
+        "tune",
+        "--arch",
+        "sm_90a",
+        "--shapes",
+        SHAPE,
+        "--top",
+        "4",
+        "--watchdog",
+        "5",
+    ];
+    let mut v: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    for (flag, path) in [("--run-dir", run), ("--profile", profile)] {
+        v.push(flag.into());
+        v.push(path.to_str().unwrap().into());
+    }
+    v.push("--no-plots".into());
+    v
+}
+
 fn tune(dir: &Path, env: &[(&str, &str)]) -> (PathBuf, PathBuf, String) {
     let (run, profile) = (dir.join("run"), dir.join("profile.toml"));
-    let o = forge(
-        &[
-            "tune",
-            "--arch",
-            "sm_90a",
-            "--shapes",
-            SHAPE,
-            "--top",
-            "4",
-            "--watchdog",
-            "5",
-            "--no-plots",
-            "--run-dir",
-            run.to_str().unwrap(),
-            "--profile",
-            profile.to_str().unwrap(),
-        ],
-        env,
-    );
+    let args = tune_args(&run, &profile);
+    let o = forge(&args.iter().map(String::as_str).collect::<Vec<_>>(), env);
     let err = ok(&o);
     (run, profile, err)
 }
@@ -292,20 +297,7 @@ fn workers_start_after_the_forge_binary_was_replaced() {
     let exe = dir.join("forge-copy");
     std::fs::copy(env!("CARGO_BIN_EXE_forge"), &exe).unwrap();
     let mut child = Command::new(&exe)
-        .args([
-            "tune",
-            "--arch",
-            "sm_90a",
-            "--shapes",
-            SHAPE,
-            "--top",
-            "4",
-            "--no-plots",
-        ])
-        .arg("--run-dir")
-        .arg(dir.join("run"))
-        .arg("--profile")
-        .arg(dir.join("profile.toml"))
+        .args(tune_args(&dir.join("run"), &dir.join("profile.toml")))
         .env(simulated::ENV, "1")
         .env("FORGE_CACHE", dir.join("fresh-cache"))
         .env_remove("FORGE_TEST_INJECT")
