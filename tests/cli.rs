@@ -12,6 +12,9 @@ fn forge(args: &[&str]) -> Output {
             "LD_LIBRARY_PATH",
             std::env::var("LD_LIBRARY_PATH").unwrap_or_default(),
         )
+        // Nor a simulated device a developer left exported (tests/simulated.rs uses it).
+        .env_remove(forge::device::simulated::ENV)
+        .env_remove(forge::device::simulated::SCATTER_ENV)
         .output()
         .expect("forge runs")
 }

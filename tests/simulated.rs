@@ -33,7 +33,8 @@ fn forge(args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.args(args)
         .env(simulated::ENV, "1")
         .env("FORGE_CACHE", &cache)
-        .env_remove("FORGE_TEST_INJECT");
+        .env_remove("FORGE_TEST_INJECT")
+        .env_remove(simulated::SCATTER_ENV);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -271,17 +272,78 @@ fn a_simulated_calibration_confirms_the_near_best_and_its_fit_sees_the_scatter()
 }
 
 #[test]
-fn a_simulated_run_never_writes_to_the_default_locations() {
-    let o = forge(&["tune", "--arch", "sm_90a", "--shapes", "D512"], &[]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("--profile") && err.contains(simulated::ENV),
-        "{err}"
+fn a_simulated_run_never_writes_to_the_default_locations_nor_into_measured_results() {
+    // Run from an empty folder: a regression would write profiles/ and reports/ there.
+    let dir = tmp("defaults");
+    let in_dir = |args: &[&str]| {
+        let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("simulated-kernel-cache");
+        Command::new(env!("CARGO_BIN_EXE_forge"))
+            .args(args)
+            .current_dir(&dir)
+            .env(simulated::ENV, "1")
+            .env("FORGE_CACHE", &cache)
+            .env_remove("FORGE_TEST_INJECT")
+            .env_remove(simulated::SCATTER_ENV)
+            .output()
+            .unwrap()
+    };
+    let fails = |args: &[&str], needle: &str| {
+        let o = in_dir(args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    };
+    fails(
+        &["tune", "--arch", "sm_90a", "--shapes", "D512"],
+        "--profile",
     );
-    let o = forge(&["calibrate", "--arch", "sm_90a", "--shapes", "D512"], &[]);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--out"));
+    fails(
+        &[
+            "tune",
+            "--arch",
+            "sm_90a",
+            "--shapes",
+            "D512",
+            "--profile",
+            "p.toml",
+        ],
+        "--run-dir",
+    );
+    fails(
+        &["calibrate", "--arch", "sm_90a", "--shapes", "D512"],
+        "--out",
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A profile that holds device measurements (a copy of the shipped one) is not merged into.
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let real = dir.join("real.toml");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/sm_90a-h200.toml"),
+        &real,
+    )
+    .unwrap();
+    let before = std::fs::read(&real).unwrap();
+    fails(
+        &[
+            "tune",
+            "--arch",
+            "sm_90a",
+            "--shapes",
+            "D512",
+            "--top",
+            "2",
+            "--no-plots",
+            "--profile",
+            "real.toml",
+            "--run-dir",
+            "run",
+        ],
+        "refusing to mix simulated and device-measured results",
+    );
+    assert_eq!(std::fs::read(&real).unwrap(), before);
 }
 
 #[test]
@@ -306,14 +368,21 @@ fn workers_start_after_the_forge_binary_was_replaced() {
         .unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut log = String::new();
+    let mut seen = false;
     for line in lines.by_ref() {
         let line = line.unwrap();
         log.push_str(&line);
         log.push('\n');
         if line.contains("candidates") {
+            seen = true;
             break;
         }
     }
+    assert!(seen, "the tune never printed its candidates:\n{log}");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the tune ended before its binary was deleted:\n{log}"
+    );
     std::fs::remove_file(&exe).unwrap();
     for line in lines {
         log.push_str(&line.unwrap());
@@ -387,4 +456,22 @@ fn a_tune_spread_over_several_simulated_gpus_writes_every_shape_once() {
     );
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("no device 5"));
+}
+
+#[test]
+fn a_malformed_simulation_setting_is_refused_not_ignored() {
+    for (var, value, needle) in [
+        (simulated::ENV, "yes", "number of simulated devices"),
+        (simulated::SCATTER_ENV, "0.9", "fraction in [0, 0.5]"),
+    ] {
+        let o = forge(
+            &["rank", "--arch", "sm_90a", "--shapes", "D512"],
+            &[(var, value)],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(needle),
+            "{var}={value}: {err}"
+        );
+    }
 }

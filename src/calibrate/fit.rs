@@ -298,8 +298,8 @@ pub struct ShapeMetrics {
     pub noise_sigma: Option<f64>,
     pub tie_in_top4: Option<bool>,
     pub top4_ceiling: Option<f64>,
-    /// The lower bound of that ceiling ([`noise::top4_split_half`]).
-    pub top4_split_half: Option<bool>,
+    /// The pessimistic estimate of that ceiling ([`noise::top4_split_halves`]).
+    pub split_halves_ceiling: Option<f64>,
 }
 
 pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<ShapeMetrics> {
@@ -352,9 +352,9 @@ pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<Sh
         let points: Vec<(f64, usize)> = meas.iter().copied().zip(counts.iter().copied()).collect();
         noise::top4_ceiling(&points, &n, CEILING_SEED)
     });
-    let top4_split_half = noise.and_then(|_| {
+    let split_halves_ceiling = noise.and_then(|_| {
         let points: Vec<&super::data::Point> = timed.iter().map(|(p, _)| *p).collect();
-        noise::top4_split_half(&points)
+        noise::top4_split_halves(&points, CEILING_SEED)
     });
     Some(ShapeMetrics {
         shape: s.problem.shape,
@@ -370,7 +370,7 @@ pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<Sh
         noise_sigma: noise.map(|n| n.sigma),
         tie_in_top4,
         top4_ceiling,
-        top4_split_half,
+        split_halves_ceiling,
     })
 }
 
@@ -407,10 +407,10 @@ pub struct Summary {
     pub decided_best_in_top4: f64,
     pub decided_tie_in_top4: f64,
     pub decided_top4_ceiling: f64,
-    /// Over the shapes where it is defined: the share whose split halves agree
-    /// ([`noise::top4_split_half`]), and how many shapes that is.
-    pub decided_split_half: f64,
-    pub decided_split_half_shapes: usize,
+    /// Over the shapes where it is defined: the mean pessimistic ceiling
+    /// ([`noise::top4_split_halves`]), and how many shapes that is.
+    pub decided_split_halves_ceiling: f64,
+    pub decided_split_halves_shapes: usize,
     pub decided_noise_sigma: f64,
 }
 
@@ -457,13 +457,16 @@ pub fn summary_of(m: Vec<ShapeMetrics>) -> Summary {
         decided_tie_in_top4: share(&|x| x.tie_in_top4 == Some(true)),
         decided_top4_ceiling: decided.iter().filter_map(|x| x.top4_ceiling).sum::<f64>()
             / decided.len().max(1) as f64,
-        decided_split_half: {
-            let halves: Vec<bool> = decided.iter().filter_map(|x| x.top4_split_half).collect();
-            halves.iter().filter(|&&h| h).count() as f64 / halves.len().max(1) as f64
+        decided_split_halves_ceiling: {
+            let v: Vec<f64> = decided
+                .iter()
+                .filter_map(|x| x.split_halves_ceiling)
+                .collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
         },
-        decided_split_half_shapes: decided
+        decided_split_halves_shapes: decided
             .iter()
-            .filter(|x| x.top4_split_half.is_some())
+            .filter(|x| x.split_halves_ceiling.is_some())
             .count(),
         decided_noise_sigma: median(decided.iter().filter_map(|x| x.noise_sigma).collect()),
         shapes: m,
@@ -759,22 +762,29 @@ impl FitReport {
                     o,
                     "{what:<20} {} shapes with repeated timings (one timing's noise {:.2}%, \
                      median): best in top-4 {:.0}%, the best or a tie of it {:.0}%; a model \
-                     that knew every true time: at least {} (split halves), at most {:.0}% \
-                     (re-timings around the decided times)",
+                     that knew every true time, estimated: {} (split halves, pessimistic) to \
+                     {:.0}% (re-timings around the decided times, optimistic){}",
                     s.decided_shapes,
                     s.decided_noise_sigma * 100.0,
                     s.decided_best_in_top4 * 100.0,
                     s.decided_tie_in_top4 * 100.0,
-                    if s.decided_split_half_shapes > 0 {
+                    if s.decided_split_halves_shapes > 0 {
                         format!(
-                            "{:.0}% of {}",
-                            s.decided_split_half * 100.0,
-                            s.decided_split_half_shapes
+                            "{:.0}% over {} shapes",
+                            s.decided_split_halves_ceiling * 100.0,
+                            s.decided_split_halves_shapes
                         )
                     } else {
                         "-".to_string()
                     },
-                    s.decided_top4_ceiling * 100.0
+                    s.decided_top4_ceiling * 100.0,
+                    if s.decided_split_halves_shapes > 0
+                        && s.decided_split_halves_ceiling > s.decided_top4_ceiling
+                    {
+                        " (the estimates cross: too few shapes to tell)"
+                    } else {
+                        ""
+                    },
                 );
             }
         };

@@ -6,7 +6,6 @@ use crate::calibrate::data::CalibrationData;
 use crate::calibrate::sample::CalibrationPlan;
 use crate::calibrate::{self, CollectOptions, fit};
 use crate::contract::Contract;
-use crate::cost_model::CostModel;
 use crate::device::cache;
 use crate::problem::Problem;
 use crate::schedule::{Dtype, Layout};
@@ -92,6 +91,7 @@ pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
         bail!("calibrate needs --arch and --shapes (or --fit DATA)");
     };
     crate::device::simulated::require_explicit(a.out.is_some() || a.compile_only, "--out")?;
+    crate::device::simulated::banner("calibrate");
     let out = a.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "reports/calibrate-{}-{}",
@@ -132,12 +132,7 @@ pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
 fn run_fit(a: &CalibrateArgs, paths: &[PathBuf]) -> anyhow::Result<()> {
     let data = CalibrationData::load_all(paths)?;
     let path = &paths[0];
-    let start = match &a.start {
-        Some(p) => CostModel::from_toml(
-            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-        )?,
-        None => CostModel::shipped(),
-    };
+    let start = super::load_model(a.start.as_deref())?;
     let holdout = a.holdout.as_ref().map(|h| h.0.clone()).unwrap_or_default();
     let (train, test) = fit::split(&data, &holdout);
     if train.is_empty() {

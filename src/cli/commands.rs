@@ -215,7 +215,10 @@ pub(super) fn check_schedule_kernels(
     cubin_dir: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
     use crate::kernel_check::{compile_with_report, named_variants};
-    let variants = named_variants(names, contract.rounding)?;
+    let mut variants = named_variants(names, contract.rounding)?;
+    // Launch variants of one kernel (raster, group) share its cubin: report it once.
+    let mut seen = std::collections::HashSet::new();
+    variants.retain(|(_, v)| seen.insert(*v));
     let cache = crate::device::cache::KernelCache::new(&crate::device::cache::default_dir())?;
     if let Some(dir) = cubin_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

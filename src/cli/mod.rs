@@ -233,9 +233,10 @@ pub enum Cmd {
         /// Only these schedules' kernels (comma-separated or repeated canonical names).
         #[arg(long, value_delimiter = ',')]
         schedule: Vec<String>,
-        /// With --schedule: the numerical contract to compile them for.
-        #[arg(long, default_value = "tf32-rne-k8-inorder", value_parser = contract_parser())]
-        contract: Contract,
+        /// With --schedule: the numerical contract to compile them for (default
+        /// tf32-rne-k8-inorder; without --schedule every variant is compiled for both).
+        #[arg(long, requires = "schedule", value_parser = contract_parser())]
+        contract: Option<Contract>,
         /// With --schedule: write each kernel's cubin and ptxas log here as `<label>.cubin`
         /// and `<label>.log`.
         #[arg(long, requires = "schedule")]
@@ -366,10 +367,10 @@ impl StepArgs {
     }
 }
 
-/// Parses the command line; a bad value is one `error:` line and exit code 1 (help and
-/// version print and exit 0).
 /// The cost model a command prices with: `path`'s constants, else the embedded ones.
-fn load_model(path: Option<&std::path::Path>) -> anyhow::Result<crate::cost_model::CostModel> {
+pub(super) fn load_model(
+    path: Option<&std::path::Path>,
+) -> anyhow::Result<crate::cost_model::CostModel> {
     use crate::cost_model::CostModel;
     match path {
         None => Ok(CostModel::shipped()),
@@ -381,6 +382,8 @@ fn load_model(path: Option<&std::path::Path>) -> anyhow::Result<crate::cost_mode
     }
 }
 
+/// Parses the command line; a bad value is one `error:` line and exit code 1 (help and
+/// version print and exit 0).
 pub fn parse() -> Cli {
     Cli::try_parse().unwrap_or_else(|e| {
         if e.use_stderr() {
@@ -392,6 +395,7 @@ pub fn parse() -> Cli {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    crate::device::simulated::check_env().map_err(anyhow::Error::msg)?;
     match cli.command {
         Cmd::Rank {
             arch,
@@ -528,9 +532,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             shape,
             dtype,
             layout,
-            model,
+            model: model_file,
         } => {
-            let model = load_model(model.as_deref())?;
+            let model = load_model(model_file.as_deref())?;
             if !dtype.has_kernels() {
                 bail!(
                     "no {dtype} kernel is implemented (only tf32 has kernels): a profile selects \
@@ -572,7 +576,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
                     predicted_us,
                     candidates,
                 } => println!(
-                    "rule: the calibrated cost model's best of the profile's {candidates} schedules (entries, runners-up, verified pool, canonical) valid for {shape} (predicted {predicted_us:.1} µs)"
+                    "rule: {}'s best of the profile's {candidates} schedules (entries, runners-up, verified pool, canonical) valid for {shape} (predicted {predicted_us:.1} µs)",
+                    model_file
+                        .as_ref()
+                        .map_or("the calibrated cost model".to_string(), |m| {
+                            format!("the cost model of {}", m.display())
+                        })
                 ),
                 Rule::Canonical => println!(
                     "rule: no tuned {dtype}/{} shape has a schedule valid for {shape}: the canonical schedule",
@@ -603,9 +612,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             schedule,
             contract,
             cubin_dir,
-        } if !schedule.is_empty() => {
-            check_schedule_kernels(&arch, &schedule, contract, cubin_dir.as_deref())
-        }
+        } if !schedule.is_empty() => check_schedule_kernels(
+            &arch,
+            &schedule,
+            contract.unwrap_or_default(),
+            cubin_dir.as_deref(),
+        ),
         Cmd::CheckKernels { arch, .. } => check_kernels(&arch),
         Cmd::Step(args) => {
             let opts = args.options();

@@ -18,12 +18,66 @@ pub const ENV: &str = "FORGE_TEST_SIMULATED_DEVICE";
 pub const NAME: &str =
     "simulated H200 (FORGE_TEST_SIMULATED_DEVICE: cost-model times, not measurements)";
 
-/// How many simulated devices replace the real ones in this process (0: none).
+/// One timing's relative scatter on the simulated device: a timing is the true time × (1 +
+/// scatter · u), u uniform in [−1, 1) (standard deviation scatter / √3).
+pub const SCATTER_ENV: &str = "FORGE_TEST_SIMULATED_SCATTER";
+
+/// The default scatter, 0.006 (sd 0.35%); the H200's quick timings measured 0.45–0.8% sd,
+/// i.e. a scatter of 0.008–0.014.
+pub const SCATTER: f64 = 0.006;
+
+/// How many simulated devices replace the real ones in this process (0: none; a value that
+/// is not a count is refused by [`check_env`] before any command runs).
 pub fn count() -> usize {
     std::env::var(ENV)
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .unwrap_or(0)
+}
+
+/// The scatter in use ([`SCATTER_ENV`], else [`SCATTER`]).
+pub fn scatter() -> f64 {
+    std::env::var(SCATTER_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|w| (0.0..=0.5).contains(w))
+        .unwrap_or(SCATTER)
+}
+
+/// Refuses values of the two variables that are not what they must be (a count; a fraction
+/// in [0, 0.5]) instead of silently running on the real devices or the default scatter.
+pub fn check_env() -> Result<(), String> {
+    if let Ok(v) = std::env::var(ENV)
+        && v.trim().parse::<usize>().is_err()
+    {
+        return Err(format!(
+            "{ENV}={v:?}: must be a number of simulated devices (0 turns them off)"
+        ));
+    }
+    if let Ok(v) = std::env::var(SCATTER_ENV)
+        && !v
+            .trim()
+            .parse::<f64>()
+            .is_ok_and(|w| (0.0..=0.5).contains(&w))
+    {
+        return Err(format!(
+            "{SCATTER_ENV}={v:?}: must be a fraction in [0, 0.5]"
+        ));
+    }
+    Ok(())
+}
+
+/// A line on stderr saying that this run is simulated (printed by the measuring commands).
+pub fn banner(command: &str) {
+    if enabled() {
+        eprintln!(
+            "{ENV}={}: forge {command} runs on {} simulated device(s); every time it prints \
+             is the cost model's with a {:.1}% scatter, not a measurement",
+            count(),
+            count(),
+            scatter() * 100.0
+        );
+    }
 }
 
 /// Whether simulated devices replace the real ones in this process.
@@ -71,8 +125,9 @@ pub fn open_info(ordinal: usize) -> Result<DeviceInfo, super::DeviceError> {
 pub fn require_explicit(given: bool, what: &str) -> anyhow::Result<()> {
     if enabled() && !given {
         anyhow::bail!(
-            "{ENV}=1: give {what} explicitly (a simulated run never writes to the default \
-             profiles/ or reports/ locations)"
+            "{ENV}={}: give {what} explicitly (a simulated run never writes to the default \
+             profiles/ or reports/ locations)",
+            count()
         );
     }
     Ok(())

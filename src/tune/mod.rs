@@ -96,6 +96,7 @@ pub fn tune(opts: &TuneOptions) -> anyhow::Result<TuneOutcome> {
     use crate::device::simulated::require_explicit;
     require_explicit(opts.profile.is_some(), "--profile")?;
     require_explicit(opts.run_dir.is_some(), "--run-dir")?;
+    crate::device::simulated::banner("tune");
     let model = CostModel::shipped();
     match open_devices(opts)? {
         Some(devices) => tune_measured(opts, &devices, &model),

@@ -195,6 +195,42 @@ fn kinds(old: (&str, &str), new: (&str, &str)) -> (String, String) {
     }
 }
 
+/// Whether this run's results are the simulated device's (`crate::device::simulated`).
+fn run_is_simulated(t: &Target) -> bool {
+    t.measured && crate::device::simulated::enabled()
+}
+
+/// Simulated and device-measured results never share a file: when a file with `measured`
+/// measured entries (or shapes) of `old_device` and this run differ in that, the merge is
+/// refused, or with --force the file is replaced (`Some(note)`).
+fn refuse_mixing(
+    what_file: &str,
+    shown: &str,
+    old_device: &str,
+    measured: usize,
+    t: &Target,
+) -> anyhow::Result<Option<String>> {
+    let old_sim = old_device == crate::device::simulated::NAME;
+    if measured == 0 || old_sim == run_is_simulated(t) {
+        return Ok(None);
+    }
+    let (old, new) = if old_sim {
+        ("simulated", "measures on a GPU")
+    } else {
+        ("measured on a GPU", "is simulated")
+    };
+    if !t.force {
+        bail!(
+            "refusing to mix simulated and device-measured results in {what_file} {shown}: it \
+             holds {measured} results {old} ({old_device}) and this run {new}: pass another \
+             path, or --force to replace it"
+        );
+    }
+    Ok(Some(format!(
+        "replacing {what_file} {shown} ({measured} results {old}) with this run's (--force)"
+    )))
+}
+
 /// The base an existing profile gives the merge (None: start empty), and a note to print.
 fn profile_base(
     path: &Path,
@@ -229,6 +265,16 @@ fn profile_base(
                     String::new()
                 }
             );
+            let replaced = refuse_mixing(
+                "the profile",
+                &shown.to_string(),
+                &old.meta.device_name,
+                measured,
+                t,
+            )?;
+            if replaced.is_some() {
+                return Ok((None, replaced));
+            }
             let (old_kind, new_kind) = kinds(
                 (&old.meta.arch, old.meta.numerical_contract.name()),
                 (&t.arch, t.contract.name()),
@@ -296,6 +342,16 @@ fn report_base(
         ),
         Ok(Some(old)) => {
             let measured = old.shapes.iter().filter(|s| shape_measured(s)).count();
+            let replaced = refuse_mixing(
+                "the run directory",
+                &shown.to_string(),
+                &old.provenance.device_name,
+                measured,
+                t,
+            )?;
+            if replaced.is_some() {
+                return Ok((None, replaced));
+            }
             let (old_kind, new_kind) = (
                 format!(
                     "{} {}",
@@ -798,7 +854,30 @@ mod tests {
             measured: true,
             force: false,
         };
-        assert!(profile_base(&dir, OnDisk::Valid(Box::new(p)), &other_arch).is_err());
+        assert!(profile_base(&dir, OnDisk::Valid(Box::new(p.clone())), &other_arch).is_err());
+        // Results of the simulated device never merge with measured ones (this process is
+        // not simulated: a measured run meets a simulated profile).
+        let mut simulated = p.clone();
+        simulated.meta.device_name = crate::device::simulated::NAME.into();
+        let measuring = Target {
+            measured: true,
+            ..model_only.clone()
+        };
+        let err = profile_base(&dir, OnDisk::Valid(Box::new(simulated.clone())), &measuring)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("refusing to mix simulated"), "{err}");
+        let (base, note) = profile_base(
+            &dir,
+            OnDisk::Valid(Box::new(simulated)),
+            &Target {
+                force: true,
+                ..measuring.clone()
+            },
+        )
+        .unwrap();
+        assert!(base.is_none() && note.unwrap().contains("replacing"));
+        assert!(profile_base(&dir, OnDisk::Valid(Box::new(p)), &measuring).is_ok());
         for t in [&model_only, &forced] {
             let err = profile_base(&dir, OnDisk::Foreign("x".into()), t)
                 .unwrap_err()

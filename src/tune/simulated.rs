@@ -5,37 +5,14 @@
 //! device). `FORGE_TEST_INJECT` faults and hangs act as in the GPU worker.
 
 use super::protocol::{Event, Job};
-use super::worker::{EXIT_FAULT, INJECT_ENV, REFERENCE_SAMPLES};
+use super::worker::{EXIT_FAULT, Injection, REFERENCE_SAMPLES, emit, injected};
 use crate::cost_model::CostModel;
 use crate::device::{DeviceError, simulated};
 use crate::report::{GateResult, Measurement, ReferenceCheck, RegimeTimes, Status, Verdict};
 use crate::schedule::Schedule;
-use std::io::Write;
-
-/// One timing's relative scatter: a timing is the true time × (1 + scatter · u), u uniform in
-/// [−1, 1) (standard deviation scatter / √3). Default 0.006 (sd 0.35%); the H200's quick
-/// timings measured 0.45–0.8% sd, i.e. a scatter of 0.008–0.014.
-const SCATTER: f64 = 0.006;
-
-/// Overrides [`SCATTER`] (a fraction in [0, 0.5]).
-pub const SCATTER_ENV: &str = "FORGE_TEST_SIMULATED_SCATTER";
-
-fn scatter_width() -> f64 {
-    std::env::var(SCATTER_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|w| (0.0..=0.5).contains(w))
-        .unwrap_or(SCATTER)
-}
-
-fn emit(event: &Event) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", event.to_line());
-    let _ = out.flush();
-}
 
 /// A deterministic number in [-1, 1) from the words of `key` (FNV-1a, then a mix).
-fn scatter(key: &str) -> f64 {
+fn unit_noise(key: &str) -> f64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in key.bytes() {
         h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
@@ -47,7 +24,7 @@ fn scatter(key: &str) -> f64 {
 }
 
 fn measurement(us: f64, flops: f64) -> Measurement {
-    let width = scatter_width();
+    let width = simulated::scatter();
     Measurement {
         median_us: us,
         ci_low_us: us * (1.0 - width),
@@ -56,16 +33,6 @@ fn measurement(us: f64, flops: f64) -> Measurement {
         outliers: 0,
         tflops: flops / (us * 1e-6) / 1e12,
     }
-}
-
-fn injected(schedule: &Schedule) -> Option<&'static str> {
-    let spec = std::env::var(INJECT_ENV).ok()?;
-    let name = schedule.name();
-    spec.split(',').find_map(|item| match item.split_once(':') {
-        Some(("fault", n)) if n == name => Some("fault"),
-        Some(("hang", n)) if n == name => Some("hang"),
-        _ => None,
-    })
 }
 
 /// Runs `job` on the simulated device.
@@ -79,10 +46,10 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     // Each job is one round: its order (rotated between confirmation rounds) and seed pick
     // the scatter, so repeated timings of one schedule differ as on a device.
     let round: String = job.candidates.iter().map(|s| s.name()).collect();
-    let width = scatter_width();
+    let width = simulated::scatter();
     let time = |s: &Schedule, what: &str| {
         let us = model.predict(&arch, s, &shape, problem.layout).time_us;
-        us * (1.0 + width * scatter(&format!("{}/{what}/{round}/{}", job.seed, s.name())))
+        us * (1.0 + width * unit_noise(&format!("{}/{what}/{round}/{}", job.seed, s.name())))
     };
     // cuBLAS stands in as the canonical schedule's best-priced cooperative cousin: the
     // model's time of a 128×256 cluster-2 schedule where it is valid, else the canonical's.
@@ -148,11 +115,11 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     for &schedule in &job.candidates {
         emit(&Event::Start { schedule });
         match injected(&schedule) {
-            Some("fault") => {
+            Some(Injection::Fault) => {
                 eprintln!("forge worker (simulated): {schedule} faulted (injected)");
                 std::process::exit(EXIT_FAULT);
             }
-            Some(_) => loop {
+            Some(Injection::Hang) => loop {
                 std::thread::sleep(std::time::Duration::from_secs(3600));
             },
             None => {}
@@ -184,10 +151,10 @@ mod tests {
 
     #[test]
     fn the_scatter_is_deterministic_spread_and_bounded() {
-        let values: Vec<f64> = (0..2000).map(|i| scatter(&format!("k{i}"))).collect();
+        let values: Vec<f64> = (0..2000).map(|i| unit_noise(&format!("k{i}"))).collect();
         assert!(values.iter().all(|v| (-1.0..1.0).contains(v)));
-        assert_eq!(scatter("a/b"), scatter("a/b"));
-        assert_ne!(scatter("a/b"), scatter("a/c"));
+        assert_eq!(unit_noise("a/b"), unit_noise("a/b"));
+        assert_ne!(unit_noise("a/b"), unit_noise("a/c"));
         let mean = values.iter().sum::<f64>() / values.len() as f64;
         let below = values.iter().filter(|v| **v < 0.0).count();
         assert!(mean.abs() < 0.05, "mean {mean}");

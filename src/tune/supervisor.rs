@@ -57,14 +57,14 @@ impl Worker {
         let job_path = job_dir.join("job.json");
         std::fs::write(&job_path, serde_json::to_vec(job)?)
             .with_context(|| format!("writing {}", job_path.display()))?;
-        let mut child = Command::new(exe)
+        let mut child = Command::new(&exe)
             .arg("worker")
             .arg("--job")
             .arg(&job_path)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .context("starting a worker process")?;
+            .with_context(|| format!("starting a worker process ({})", exe.display()))?;
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
         let (tx, lines) = mpsc::channel::<String>();

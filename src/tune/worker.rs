@@ -32,7 +32,7 @@ pub const REFERENCE_SAMPLES: usize = 4096;
 /// Upper bound on rotated input sets (enough for 512³, 3 MB a set, to pass twice the L2).
 const MAX_SETS: u64 = 64;
 
-fn emit(event: &Event) {
+pub(super) fn emit(event: &Event) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{}", event.to_line());
     let _ = out.flush();
@@ -255,12 +255,12 @@ pub fn fill_inputs(
 pub const INJECT_ENV: &str = "FORGE_TEST_INJECT";
 const BAD_POINTER: u64 = 0x1000;
 
-enum Injection {
+pub(super) enum Injection {
     Fault,
     Hang,
 }
 
-fn injected(schedule: &Schedule) -> Option<Injection> {
+pub(super) fn injected(schedule: &Schedule) -> Option<Injection> {
     let name = schedule.name();
     let spec = std::env::var(INJECT_ENV).ok()?;
     spec.split(',').find_map(|item| match item.split_once(':') {
