@@ -86,6 +86,13 @@ impl Dispatcher {
     /// for the device's architecture. It keeps its own references to the device's context and
     /// stream: `gpu` may be dropped afterwards.
     pub fn new(profile: Profile, gpu: &Gpu, cache_dir: &Path) -> Result<Self, DeviceError> {
+        if profile.meta.device_name == crate::device::simulated::NAME {
+            return Err(DeviceError::Other(format!(
+                "the profile was written on the simulated device ({}): its choices were never \
+                 timed or gated on a GPU; tune on the GPU",
+                crate::device::simulated::ENV
+            )));
+        }
         if profile.meta.arch != gpu.info.arch {
             return Err(DeviceError::Other(format!(
                 "the profile was tuned for {}, the device is {}",

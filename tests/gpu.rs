@@ -253,6 +253,14 @@ fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
         0.0,
     );
     let p = Profile::new(meta, vec![entry, chained_entry]).unwrap();
+    // A profile written on the simulated device is never dispatched from.
+    let mut simulated = p.clone();
+    simulated.meta.device_name = forge::device::simulated::NAME.into();
+    let refused = Dispatcher::new(simulated, &gpu, cache.dir()).err().unwrap();
+    assert!(
+        refused.to_string().contains("simulated device"),
+        "{refused}"
+    );
     let d = Dispatcher::new(p, &gpu, cache.dir()).unwrap();
     let dispatch = |shape: &Shape, ins: &Inputs| {
         let (a, b, c) = (ins.a[0].ptr(), ins.b[0].ptr(), ins.c[0].ptr());
