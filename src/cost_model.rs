@@ -79,9 +79,9 @@ pub struct GlobalConstants {
     #[serde(default = "one")]
     pub epilogue_staged_factor: f64,
     /// A column-raster wgmma schedule's main loop (and its tail wave) × this; 1 (the default)
-    /// prices both rasters alike. A hypothesis under test, not fitted and not in the fit's
-    /// free constants (reports/notes.md, session 12): the decided screens of sets 6–8 rank
-    /// better at 1.006, sets 1–4 are mixed, no mechanism is known.
+    /// prices both rasters alike. Session 12's hypothesis (1.006: sets 6–8's decided screens
+    /// ranked better, but they chose it) was rejected held out on set 9 (reports/notes.md);
+    /// kept for `forge rank --model` experiments, not among the fit's free constants.
     #[serde(default = "one")]
     pub column_raster_factor: f64,
 }
