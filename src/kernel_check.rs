@@ -77,14 +77,7 @@ pub fn compile_clean(
     if p.clean() {
         Ok(p)
     } else {
-        Err(format!(
-            "ptxas: {} regs, {} B spill stores, {} B spill loads, {} B stack; {}",
-            p.registers,
-            p.spill_stores,
-            p.spill_loads,
-            p.stack_frame,
-            p.warnings.join("; ")
-        ))
+        Err(format!("ptxas: {}", p.summary()))
     }
 }
 

@@ -205,9 +205,9 @@ pub(super) fn verify_bits(
     Ok(())
 }
 
-/// Compiles every distinct kernel variant the space can produce for `arch`.
 /// `check-kernels --schedule`: compile the named schedules' kernels, print ptxas's report for
-/// each, keep their cubins and logs in `cubin_dir`; fails if any is not clean.
+/// each, keep their cubins and logs in `cubin_dir` (one file pair per distinct kernel); fails
+/// if any is not clean or does not compile, after reporting every one.
 pub(super) fn check_schedule_kernels(
     arch: &Arch,
     names: &[String],
@@ -223,24 +223,18 @@ pub(super) fn check_schedule_kernels(
     if let Some(dir) = cubin_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut unclean = 0;
+    let (mut unclean, mut failed) = (0, 0);
     for (schedule, variant) in &variants {
         let label = variant.label();
-        let (compiled, p) = compile_with_report(&cache, variant, &arch.name)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", schedule.name()))?;
-        println!(
-            "{} -> {label}: {} regs, {} B spill stores, {} B spill loads, {} B stack{}",
-            schedule.name(),
-            p.registers,
-            p.spill_stores,
-            p.spill_loads,
-            p.stack_frame,
-            if p.warnings.is_empty() {
-                String::new()
-            } else {
-                format!("; {}", p.warnings.join("; "))
+        let (compiled, p) = match compile_with_report(&cache, variant, &arch.name) {
+            Ok(x) => x,
+            Err(e) => {
+                eprintln!("{} -> {label}: does not compile: {e}", schedule.name());
+                failed += 1;
+                continue;
             }
-        );
+        };
+        println!("{} -> {label}: {}", schedule.name(), p.summary());
         unclean += usize::from(!p.clean());
         if let Some(dir) = cubin_dir {
             for (ext, bytes) in [
@@ -253,15 +247,17 @@ pub(super) fn check_schedule_kernels(
             }
         }
     }
-    if unclean > 0 {
+    if unclean + failed > 0 {
         bail!(
-            "{unclean} of {} kernel(s) not clean (spills or ptxas warnings)",
+            "of {} kernel(s), {failed} did not compile and {unclean} are not clean (spills or \
+             ptxas warnings)",
             variants.len()
         );
     }
     Ok(())
 }
 
+/// Compiles every distinct kernel variant the space can produce for `arch`.
 pub(super) fn check_kernels(arch: &Arch) -> anyhow::Result<()> {
     let report = crate::kernel_check::check_all(arch)?;
     for line in &report.lines {

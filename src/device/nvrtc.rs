@@ -143,6 +143,18 @@ pub struct PtxasReport {
 }
 
 impl PtxasReport {
+    /// One line: registers, spills, stack and any warnings.
+    pub fn summary(&self) -> String {
+        let mut line = format!(
+            "{} regs, {} B spill stores, {} B spill loads, {} B stack",
+            self.registers, self.spill_stores, self.spill_loads, self.stack_frame
+        );
+        if !self.warnings.is_empty() {
+            line += &format!("; {}", self.warnings.join("; "));
+        }
+        line
+    }
+
     /// Parses the `ptxas info`/`warning` lines of a log for `entry`'s function.
     pub fn parse(log: &str, entry: &str) -> PtxasReport {
         let mut r = PtxasReport::default();

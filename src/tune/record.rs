@@ -205,7 +205,7 @@ fn run_is_simulated(t: &Target) -> bool {
 /// refused, or with --force the file is replaced (`Some(note)`).
 fn refuse_mixing(
     what_file: &str,
-    shown: &str,
+    shown: impl std::fmt::Display,
     old_device: &str,
     measured: usize,
     t: &Target,
@@ -265,15 +265,10 @@ fn profile_base(
                     String::new()
                 }
             );
-            let replaced = refuse_mixing(
-                "the profile",
-                &shown.to_string(),
-                &old.meta.device_name,
-                measured,
-                t,
-            )?;
-            if replaced.is_some() {
-                return Ok((None, replaced));
+            if let Some(note) =
+                refuse_mixing("the profile", &shown, &old.meta.device_name, measured, t)?
+            {
+                return Ok((None, Some(note)));
             }
             let (old_kind, new_kind) = kinds(
                 (&old.meta.arch, old.meta.numerical_contract.name()),
@@ -342,15 +337,14 @@ fn report_base(
         ),
         Ok(Some(old)) => {
             let measured = old.shapes.iter().filter(|s| shape_measured(s)).count();
-            let replaced = refuse_mixing(
+            if let Some(note) = refuse_mixing(
                 "the run directory",
-                &shown.to_string(),
+                &shown,
                 &old.provenance.device_name,
                 measured,
                 t,
-            )?;
-            if replaced.is_some() {
-                return Ok((None, replaced));
+            )? {
+                return Ok((None, Some(note)));
             }
             let (old_kind, new_kind) = (
                 format!(

@@ -23,8 +23,8 @@ fn unit_noise(key: &str) -> f64 {
     (h >> 11) as f64 / (1u64 << 52) as f64 - 1.0
 }
 
-fn measurement(us: f64, flops: f64) -> Measurement {
-    let width = simulated::scatter();
+/// A timing of `us` µs with the scatter `width` as its confidence interval.
+fn measurement(us: f64, flops: f64, width: f64) -> Measurement {
     Measurement {
         median_us: us,
         ci_low_us: us * (1.0 - width),
@@ -89,12 +89,12 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         emit(&Event::HeadToHead {
             schedule,
             launch: job.launch,
-            own: measurement(own, flops),
-            cublas: measurement(cublas_us, flops),
+            own: measurement(own, flops, width),
+            cublas: measurement(cublas_us, flops, width),
             rounds: job.timing.regimes.sustained_rounds.max(1) as u32,
             burst: Some(RegimeTimes {
-                own: measurement(time(&schedule, "burst-own"), flops),
-                cublas: measurement(time(&stand_in, "burst-cublas"), flops),
+                own: measurement(time(&schedule, "burst-own"), flops, width),
+                cublas: measurement(time(&stand_in, "burst-cublas"), flops, width),
             }),
         });
         emit(&Event::Done);
@@ -102,7 +102,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     }
     if job.time_cublas {
         emit(&Event::Cublas {
-            measurement: measurement(cublas_us, flops),
+            measurement: measurement(cublas_us, flops, width),
             gate: GateResult {
                 verdict: Verdict::Fail,
                 differing: shape.m as u64 * shape.n as u64,
@@ -137,7 +137,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         emit(&Event::Result {
             schedule,
             status: Status::Measured,
-            measured: Some(measurement(time(&schedule, "screen"), flops)),
+            measured: Some(measurement(time(&schedule, "screen"), flops, width)),
             gate,
         });
     }
