@@ -162,6 +162,19 @@ __device__ __forceinline__ int forge_row0(const ForgeWork& w, int rank) {
 }
 __device__ __forceinline__ int forge_col0(const ForgeWork& w) { return w.tn * FORGE_BN; }
 
+// Inward edge tiles (FORGE_EDGE_INWARD; wgmma kernels, off by default): a tile that overhangs
+// the matrix (origin + tile > extent) is loaded and computed from extent − tile instead, so every
+// CTA moves the same bytes and runs the same pipeline; its epilogue stores only the elements at
+// or past the tile's own origin (the others belong to the neighbouring tile, which stores the
+// same bits: every element is still one K-ordered sum). Extents smaller than a tile keep the
+// overhang.
+#ifndef FORGE_EDGE_INWARD
+#define FORGE_EDGE_INWARD 0
+#endif
+__device__ __forceinline__ int forge_inward(int origin, int tile, int extent) {
+    return (FORGE_EDGE_INWARD && origin + tile > extent && extent >= tile) ? extent - tile : origin;
+}
+
 // Unit loop: unit = blockIdx.x / CLUSTER; persistent kernels step by gridDim.x / CLUSTER.
 __device__ __forceinline__ int forge_first_unit() { return (int)(blockIdx.x / FORGE_CLUSTER); }
 __device__ __forceinline__ int forge_unit_stride() { return (int)(gridDim.x / FORGE_CLUSTER); }

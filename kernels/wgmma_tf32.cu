@@ -411,8 +411,10 @@ __device__ __forceinline__ void fwg_wgmma(float* d, unsigned long long da, unsig
 
 // Store one m64×BN accumulator block of this thread (wgmma D fragment: register i of thread
 // (warp w, lane l) holds row w·16 + l/4 + 8·((i/2)%2), column (i/4)·8 + (l%4)·2 + i%2).
+// Not `full`: only elements inside the matrix and at or past (row_lo, col_lo) are stored.
 __device__ __forceinline__ void fwg_store_block(float* out, const float* acc, int row, int col,
-                                                const ForgeParams& p, bool full) {
+                                                const ForgeParams& p, bool full, int row_lo,
+                                                int col_lo) {
     const long long ldc = p.N;
     float* r0 = out + (long long)row * ldc + col;
     float* r1 = r0 + 8 * ldc;
@@ -429,14 +431,14 @@ __device__ __forceinline__ void fwg_store_block(float* out, const float* acc, in
             const int c = col + 8 * j;
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                if (row + 8 * h >= p.M) continue;
+                if (row + 8 * h >= p.M || row + 8 * h < row_lo) continue;
                 float* q = (h ? r1 : r0) + 8 * j;
                 const float a = acc[4 * j + 2 * h], b = acc[4 * j + 2 * h + 1];
-                if (even && c + 1 < p.N) {
+                if (even && c + 1 < p.N && c >= col_lo) {
                     fwg_st2(q, a, b);
                 } else {
-                    if (c < p.N) q[0] = a;
-                    if (c + 1 < p.N) q[1] = b;
+                    if (c < p.N && c >= col_lo) q[0] = a;
+                    if (c + 1 < p.N && c + 1 >= col_lo) q[1] = b;
                 }
             }
         }
@@ -504,8 +506,8 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             int stage = 0;
             unsigned phase = 0;
             forge_for_each_unit(p, [&](const ForgeWork& w) {
-                const int m0 = forge_row0(w, (int)rank);
-                const int n0 = forge_col0(w);
+                const int m0 = forge_inward(forge_row0(w, (int)rank), FWG_BM, p.M);
+                const int n0 = forge_inward(forge_col0(w), FWG_BN, p.N);
                 for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
                     fwg_mbar_wait(empty0 + 8 * stage, phase ^ 1);
                     const unsigned full = full0 + 8 * stage;
@@ -673,9 +675,14 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
 #endif
             // Epilogue: registers → global (or this split's workspace slice).
             float* out = forge_out_base(C, workspace, p, splits, w.split);
-            const int tile_r0 = forge_row0(w, (int)rank);
-            const int tile_c0 = forge_col0(w);
-            const bool full = (tile_r0 + FWG_BM <= p.M) && (tile_c0 + FWG_BN <= p.N) && ((p.N & 1) == 0);
+            // The accumulators hold the tile loaded from (tile_r0, tile_c0); elements before
+            // (own_r0, own_c0) belong to the neighbouring tile (inward edge tiles only).
+            const int own_r0 = forge_row0(w, (int)rank);
+            const int own_c0 = forge_col0(w);
+            const int tile_r0 = forge_inward(own_r0, FWG_BM, p.M);
+            const int tile_c0 = forge_inward(own_c0, FWG_BN, p.N);
+            const bool full = (tile_r0 + FWG_BM <= p.M) && (tile_c0 + FWG_BN <= p.N) &&
+                              ((p.N & 1) == 0) && tile_r0 == own_r0 && tile_c0 == own_c0;
             const int row = tile_r0 + row_off + warp * 16 + (lane >> 2);
             const int col = tile_c0 + 2 * (lane & 3);
 #if FWG_EPI_STAGED
@@ -689,7 +696,8 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             }
 #endif
 #pragma unroll
-            for (int mb = 0; mb < FWG_MB; ++mb) fwg_store_block(out, acc[mb], row + 64 * mb, col, p, full);
+            for (int mb = 0; mb < FWG_MB; ++mb)
+                fwg_store_block(out, acc[mb], row + 64 * mb, col, p, full, own_r0, own_c0);
         });
     }
     fwg_cluster_sync();  // no CTA leaves while its peer may still signal or write into it
