@@ -162,14 +162,17 @@ __device__ __forceinline__ int forge_row0(const ForgeWork& w, int rank) {
 }
 __device__ __forceinline__ int forge_col0(const ForgeWork& w) { return w.tn * FORGE_BN; }
 
-// Inward edge tiles (FORGE_EDGE_INWARD; wgmma kernels, off by default): a tile that overhangs
+// Inward edge tiles (FORGE_EDGE_INWARD; wgmma kernels, on by default): a tile that overhangs
 // the matrix (origin + tile > extent) is loaded and computed from extent − tile instead, so every
 // CTA moves the same bytes and runs the same pipeline; its epilogue stores only the elements at
 // or past the tile's own origin (the others belong to the neighbouring tile, which stores the
 // same bits: every element is still one K-ordered sum). Extents smaller than a tile keep the
-// overhang.
+// overhang. Why (H200, session 13, reports/notes.md): at one wave of deep-K tiles the lighter
+// edge CTAs made the time depend on the raster and the launch by up to 1.6x (the L2 served up
+// to 57% more sectors); inward, every raster ran within 6%. FORGE_KERNEL_DEFINES=
+// FORGE_EDGE_INWARD=0 restores the overhanging edge tiles (A/B only).
 #ifndef FORGE_EDGE_INWARD
-#define FORGE_EDGE_INWARD 0
+#define FORGE_EDGE_INWARD 1
 #endif
 __device__ __forceinline__ int forge_inward(int origin, int tile, int extent) {
     return (FORGE_EDGE_INWARD && origin + tile > extent && extent >= tile) ? extent - tile : origin;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Session 13, issues #13/#12: inward edge tiles (FORGE_EDGE_INWARD=1, kernels/common.cuh), A/B
-# against the default kernels at one-wave deep-K shapes with partial edge tiles, where the
-# raster decided 1.0-1.6x (session13_raster.sh), plus gate checks of cluster, stream-K, split-K
-# and ping-pong schedules with partial tiles. With TESTS=1 first the GPU tests, run with the
-# inward tiles on. From a `build_drop.sh` folder holding device_lib.sh. ROUNDS rounds, fresh
-# workers, order of the two builds alternating. $OUT: inward-N.txt, inward.txt, s13i.tgz.
+# Session 13, issues #13/#12: inward edge tiles (FORGE_EDGE_INWARD, kernels/common.cuh): A/B of
+# FORGE_EDGE_INWARD=1 ("on") against =0 ("off", the overhanging edge tiles) at one-wave deep-K
+# shapes with partial edge tiles, where the raster decided 1.0-1.6x (session13_raster.sh), plus
+# gate checks of cluster, stream-K, split-K and ping-pong schedules with partial tiles. With
+# TESTS=1 first the GPU tests (inward tiles on); with H2H="MxNxK:SCHED ..." last those head to
+# head against cuBLAS (sustained and burst) with the default build. From a `build_drop.sh`
+# folder holding device_lib.sh. SPECS="MxNxK:SCHED,SCHED ...", ROUNDS rounds in fresh workers,
+# the two builds' order alternating. $OUT: inward-N.txt, inward.txt, h2h.txt, s13i.tgz.
 set -uo pipefail
 source ./device_lib.sh
 device_setup s13i
@@ -25,13 +27,17 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     shape=${spec%%:*}; IFS=x read -r M N K <<< "$shape"
     order="off on"; [ $((round % 2)) = 0 ] && order="on off"
     for b in $order; do
-      d=""; [ $b = on ] && d=FORGE_EDGE_INWARD=1
+      d=FORGE_EDGE_INWARD=0; [ $b = on ] && d=FORGE_EDGE_INWARD=1
       # shellcheck disable=SC2046
       FORGE_KERNEL_DEFINES=$d screen "$M" "$N" "$K" $(echo "${spec#*:}" | tr ',' ' ') | sed "s/^/$b /"
     done
   done > "$W/inward-$round.txt"
   gpu_state
 done
+for spec in ${H2H:-}; do
+  shape=${spec%%:*}; IFS=x read -r M N K <<< "$shape"
+  h2h "$M" "$N" "$K" "${spec#*:}"
+done | tee "$W/h2h.txt"
 python3 - "$W" <<'PY'
 import glob, statistics, sys
 t, gates = {}, []
