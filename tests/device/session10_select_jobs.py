@@ -35,19 +35,26 @@ def twin(name):
     return name.replace("_c2_", "_c1_") if "_c2_" in name else name.replace("_c1_", "_c2_")
 
 
+def jobs_for(profile, set_name, shapes, binaries):
+    """One job per shape: each binary's choice (role) and its twin, and the union of their top 6."""
+    jobs = []
+    for s in shapes.split():
+        roles = {v: select(profile, s, forge=b) for v, b in binaries.items()}
+        for v in list(roles):
+            roles[v + "_twin"] = twin(roles[v])
+        top = []
+        for b in binaries.values():
+            top += [x for x in rank(s, 6, forge=b) if x not in top]
+        jobs.append(dict(shape=s, set=set_name, roles=roles, top=top))
+    return jobs
+
+
 def main():
     dest, profile, sets = sys.argv[1:4]
     binaries = dict(arg.split("=", 1) for arg in sys.argv[4:])
     jobs = []
     for set_name in sets.split(","):
-        for s in SETS[set_name].split():
-            roles = {v: select(profile, s, forge=b) for v, b in binaries.items()}
-            for v in list(roles):
-                roles[v + "_twin"] = twin(roles[v])
-            top = []
-            for b in binaries.values():
-                top += [x for x in rank(s, 6, forge=b) if x not in top]
-            jobs.append(dict(shape=s, set=set_name, roles=roles, top=top))
+        jobs += jobs_for(profile, set_name, SETS[set_name], binaries)
     write_jobs(dest, jobs)
 
 

@@ -10,8 +10,8 @@ fresh `forge tune` times first).
 """
 import sys
 
-from session8_select_jobs import rank, select, write_jobs
-from session10_select_jobs import twin
+from session8_select_jobs import write_jobs
+from session10_select_jobs import jobs_for
 
 SET10 = ("1216x1216x11264 1408x1152x9216 896x1664x16384 1344x1344x6144 768x2560x10240 "
          "1088x1600x8192 2304x3072x2048 640x4608x6144")
@@ -21,17 +21,7 @@ RECHECK = "1152x1152x12288 896x2048x7168 1280x1280x10240 768x1536x12288"
 def main():
     dest, profile = sys.argv[1:3]
     binaries = dict(arg.split("=", 1) for arg in sys.argv[3:])
-    jobs = []
-    for set_name, shapes in (("10", SET10), ("r", RECHECK)):
-        for s in shapes.split():
-            roles = {v: select(profile, s, forge=b) for v, b in binaries.items()}
-            for v in list(roles):
-                roles[v + "_twin"] = twin(roles[v])
-            top = []
-            for b in binaries.values():
-                top += [x for x in rank(s, 6, forge=b) if x not in top]
-            jobs.append(dict(shape=s, set=set_name, roles=roles, top=top))
-    write_jobs(dest, jobs)
+    write_jobs(dest, jobs_for(profile, "10", SET10, binaries) + jobs_for(profile, "r", RECHECK, binaries))
 
 
 if __name__ == "__main__":
