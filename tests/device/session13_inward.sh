@@ -7,11 +7,18 @@
 # head against cuBLAS (sustained and burst) with the default build. From a `build_drop.sh`
 # folder holding device_lib.sh. SPECS="MxNxK:SCHED,SCHED ...", ROUNDS rounds in fresh workers,
 # the two builds' order alternating. $OUT: inward-N.txt, inward.txt, h2h.txt, s13i.tgz.
+# OFF_DEFINES / ON_DEFINES (FORGE_KERNEL_DEFINES of the "off" and "on" builds; defaults
+# FORGE_EDGE_INWARD=0 / =1) A/B another kernel define the same way, e.g. the staged stores of
+# shifted edge tiles: OFF_DEFINES=FORGE_EDGE_STAGED=0 ON_DEFINES=FORGE_EDGE_STAGED=1 (the GPU
+# tests then run with ON_DEFINES).
 set -uo pipefail
 source ./device_lib.sh
 device_setup s13i
+OFF_DEFINES=${OFF_DEFINES:-FORGE_EDGE_INWARD=0}
+ON_DEFINES=${ON_DEFINES:-FORGE_EDGE_INWARD=1}
+echo "off = FORGE_KERNEL_DEFINES=$OFF_DEFINES, on = FORGE_KERNEL_DEFINES=$ON_DEFINES" | tee "$W/builds.txt"
 if [ "${TESTS:-0}" = 1 ]; then
-  FORGE_KERNEL_DEFINES=FORGE_EDGE_INWARD=1 gpu_tests
+  FORGE_KERNEL_DEFINES=$ON_DEFINES gpu_tests
 fi
 T=wgmma_tf32_128x104x32_s6_wg1
 SPECS=${SPECS:-"1280x1256x10240:${T}_swz1_np_c1_k1,${T}_swz2_np_c1_k1,${T}_swz4_np_c1_k1,${T}_swz1c_np_c1_k1
@@ -27,7 +34,7 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     shape=${spec%%:*}; IFS=x read -r M N K <<< "$shape"
     order="off on"; [ $((round % 2)) = 0 ] && order="on off"
     for b in $order; do
-      d=FORGE_EDGE_INWARD=0; [ $b = on ] && d=FORGE_EDGE_INWARD=1
+      d=$OFF_DEFINES; [ $b = on ] && d=$ON_DEFINES
       # shellcheck disable=SC2046
       FORGE_KERNEL_DEFINES=$d screen "$M" "$N" "$K" $(echo "${spec#*:}" | tr ',' ' ') | sed "s/^/$b /"
     done
