@@ -69,8 +69,8 @@
 // 1: a tile shifted inward (common.cuh, forge_inward) also stores through the buffers, each
 // 16-byte row piece only when it lies at or past the tile's own origin (own column origin −
 // shifted origin is a multiple of 4 when N % 4 == 0 and BN % 8 == 0, so a piece is all in or
-// all out). 0: shifted tiles store straight from the fragments (measured +2.8% at
-// 1000×1000×1001 against the overhanging tiles' staged stores, session 13). Same bits either way.
+// all out). 0: shifted tiles store straight from the fragments, as the overhanging edge tiles
+// did. Same bits either way.
 #ifndef FORGE_EDGE_STAGED
 #define FORGE_EDGE_STAGED 0
 #endif
