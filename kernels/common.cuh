@@ -24,6 +24,12 @@
 #ifndef FORGE_CHAINED_TAIL
 #define FORGE_CHAINED_TAIL 0
 #endif
+#ifndef FORGE_RETILED_TAIL
+#define FORGE_RETILED_TAIL 0
+#endif
+#ifndef FORGE_TAIL_BN
+#define FORGE_TAIL_BN FORGE_BN
+#endif
 #ifndef FORGE_ROUND
 #define FORGE_ROUND 0  // 0: truncate (raw f32 bits to the tensor cores), 1: round to nearest even
 #endif
@@ -40,7 +46,8 @@ struct ForgeParams {
     int raster_n;  // 1: bands of tile-rows walked along n; 0: m and n swapped
     int splits;    // split-K count (>= 1); only read when FORGE_SPLITK == 1
     int tail_pieces;  // K pieces per tail tile (>= 1); only read when FORGE_CHAINED_TAIL == 1
-};                 // 28 bytes, passed by value
+    int tail_rows;    // tile-rows cut into narrow tiles (>= 0); only read when FORGE_RETILED_TAIL == 1
+};                 // 32 bytes, passed by value
 
 struct alignas(64) ForgeTensorMap {
     unsigned long long opaque[16];  // a CUtensorMap encoded by the host
@@ -53,6 +60,7 @@ struct ForgeWork {
     int kt_begin, kt_end;     // k-tile range [kt_begin, kt_end), kt_end >= kt_begin (may be empty)
     int chain;                // chained tail: tail tile r whose accumulators are handed on; else -1
     int piece, pieces;        // piece j of q along K (0 and 1 for a whole tile)
+    int narrow;               // retiled tail: 1 for a BM×FORGE_TAIL_BN tile (tn counts those)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -153,6 +161,49 @@ __device__ __forceinline__ ForgeWork forge_work_unit(const ForgeParams& p, int u
     w.chain = -1;
     w.piece = 0;
     w.pieces = 1;
+    w.narrow = 0;
+    return w;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retiled tail (FORGE_RETILED_TAIL, ABI.md "Retiled tail"; persistent, cluster 1, no split-K):
+// the first tiles_m − R tile-rows are whole BM×BN tiles in swizzle order (units 0 … main − 1);
+// the last R = p.tail_rows tile-rows are cut into BM×FORGE_TAIL_BN tiles, row-major, as units
+// main … main + R·cdiv(N, FORGE_TAIL_BN) − 1. The host picks R so that the narrow tiles fill
+// the last wave (Schedule::retiled_tail_rows); R = 0 is the plain persistent kernel. Every
+// element is still one K-ordered sum computed by one CTA.
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ int forge_rt_rows(const ForgeParams& p) {
+    return forge_imin(forge_imax(p.tail_rows, 0), forge_tiles_m(p));
+}
+__device__ __forceinline__ int forge_rt_tail_n(const ForgeParams& p) {
+    return forge_cdiv(p.N, FORGE_TAIL_BN);
+}
+__device__ __forceinline__ int forge_rt_main(const ForgeParams& p) {
+    return (forge_tiles_m(p) - forge_rt_rows(p)) * forge_tiles_n(p);
+}
+__device__ __forceinline__ int forge_rt_units(const ForgeParams& p) {
+    return forge_rt_main(p) + forge_rt_rows(p) * forge_rt_tail_n(p);
+}
+__device__ __forceinline__ ForgeWork forge_rt_unit(const ForgeParams& p, int u) {
+    ForgeWork w;
+    const int main_rows = forge_tiles_m(p) - forge_rt_rows(p);
+    const int main = main_rows * forge_tiles_n(p);
+    if (u < main) {
+        forge_swizzle(u, main_rows, forge_tiles_n(p), p.group, p.raster_n, w.tm, w.tn);
+        w.narrow = 0;
+    } else {
+        const int j = u - main, tail_n = forge_rt_tail_n(p);
+        w.tm = main_rows + j / tail_n;
+        w.tn = j % tail_n;
+        w.narrow = 1;
+    }
+    w.split = 0;
+    w.kt_begin = 0;
+    w.kt_end = forge_k_tiles(p);
+    w.chain = -1;
+    w.piece = 0;
+    w.pieces = 1;
     return w;
 }
 
@@ -160,7 +211,9 @@ __device__ __forceinline__ ForgeWork forge_work_unit(const ForgeParams& p, int u
 __device__ __forceinline__ int forge_row0(const ForgeWork& w, int rank) {
     return (w.tm * FORGE_CLUSTER + rank) * FORGE_BM;
 }
-__device__ __forceinline__ int forge_col0(const ForgeWork& w) { return w.tn * FORGE_BN; }
+__device__ __forceinline__ int forge_col0(const ForgeWork& w) {
+    return w.tn * (FORGE_RETILED_TAIL && w.narrow ? FORGE_TAIL_BN : FORGE_BN);
+}
 
 // Inward edge tiles (FORGE_EDGE_INWARD; wgmma kernels, on by default): a tile that overhangs
 // the matrix (origin + tile > extent) is loaded and computed from extent − tile instead, so every
@@ -233,6 +286,7 @@ __device__ __forceinline__ bool forge_tail_unit(const ForgeParams& p, const Forg
         w.kt_begin = wave * t.k_tiles / t.pieces;
         w.kt_end = (wave + 1) * t.k_tiles / t.pieces;
     }
+    w.narrow = 0;
     forge_swizzle(tile, forge_tiles_m(p), forge_tiles_n(p), p.group, p.raster_n, w.tm, w.tn);
     return true;
 }
@@ -247,6 +301,9 @@ __device__ __forceinline__ void forge_for_each_unit(const ForgeParams& p, F&& f)
         ForgeWork w;
         if (forge_tail_unit(p, t, (int)blockIdx.x, slot, w)) f(w);
     }
+#elif FORGE_RETILED_TAIL
+    const int units = forge_rt_units(p);
+    for (int u = forge_first_unit(); u < units; u += forge_unit_stride()) f(forge_rt_unit(p, u));
 #else
     const int units = forge_units(p);
     const int stride = FORGE_PERSISTENT ? forge_unit_stride() : units;

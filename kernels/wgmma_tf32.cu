@@ -22,6 +22,10 @@
 // last, hands its own on (fwg_chain_store) instead of storing C. See ABI.md "Chained tail".
 // Cluster 2: both CTAs share tn and take consecutive BM tiles; each loads half of B's box and
 // multicasts it to both, so empty[s] collects both CTAs' consumer warps.
+// Retiled tail (FORGE_RETILED_TAIL): units from forge_rt_unit (common.cuh); a narrow unit is a
+// BM×FORGE_TAIL_BN tile whose B comes through a second tensor map (tmB2, box {32, TAIL_BN})
+// into the first TAIL_BN rows of the stage's B region; its wgmmas are m64nTAIL_BNk8 on the
+// first TAIL_BN/2 accumulators. See ABI.md "Retiled tail".
 //
 // Valid configurations: BK = 32; BM/WG ∈ {64, 128}; BN ∈ {64, 96, 112, 128, 160, 168, 192, 224, 256};
 // (BM/WG)·BN/128 ≤ 128 accumulators per thread; CLUSTER 2 needs BN/2 % 8 == 0. Host-side notes:
@@ -111,6 +115,12 @@ static_assert(!FORGE_CHAINED_TAIL || (FWG_CL == 1 && !FORGE_SPLITK && FORGE_PERS
 static_assert(!FORGE_PINGPONG || (FWG_WG == 2 && FORGE_PERSISTENT && !FORGE_CHAINED_TAIL),
               "wgmma_tf32: ping-pong needs 2 consumer warpgroups, persistent, no chained tail");
 #define FWG_RELEASERS (FORGE_PINGPONG ? 4 : FWG_WG * 4)  // consumer warps that read each stage
+static_assert(!FORGE_RETILED_TAIL ||
+                  (FWG_CL == 1 && !FORGE_SPLITK && FORGE_PERSISTENT && !FORGE_CHAINED_TAIL &&
+                   !FORGE_PINGPONG),
+              "wgmma_tf32: a retiled tail is persistent, cooperative, cluster 1, no split-K");
+static_assert(!FORGE_RETILED_TAIL || (FORGE_TAIL_BN < FWG_BN && forge_wgmma_has_n(FORGE_TAIL_BN)),
+              "wgmma_tf32: FORGE_TAIL_BN must be a narrower wgmma N than BN");
 
 // ---------------------------------------------------------------------------------------------
 // TF32 rounding (FORGE_ROUND 1). The tensor core reads its operands straight from shared memory,
@@ -393,10 +403,11 @@ __device__ __forceinline__ void fwg_store_chunk_staged(float* out, const float* 
     __syncwarp();  // the buffer is read before the next chunk overwrites it
 }
 
-// Staged store of one m64×BN accumulator block (a tile inside the matrix, N % 4 == 0): this
+// Staged store of one m64×NW accumulator block (a tile inside the matrix, N % 4 == 0): this
 // warp's 16 rows from `row0`, columns from `col0`, through its buffer `buf` (16 × FWG_EPI_LD
-// floats), 32 columns at a time, then the BN % 32 left; with FORGE_EDGE_STAGED only elements at
+// floats), 32 columns at a time, then the NW % 32 left; with FORGE_EDGE_STAGED only elements at
 // or past (row_lo, col_lo) reach C. Fragment layout as in fwg_store_block.
+template <int NW>
 __device__ __forceinline__ void fwg_store_block_staged(float* out, const float* acc, int row0,
                                                        int col0, const ForgeParams& p,
                                                        unsigned buf, int lane, int row_lo,
@@ -404,7 +415,7 @@ __device__ __forceinline__ void fwg_store_block_staged(float* out, const float* 
     const long long ldc = p.N;
     const unsigned w0 = buf + 4u * ((unsigned)(lane >> 2) * FWG_EPI_LD + 2u * (unsigned)(lane & 3));
     const unsigned w1 = w0 + 4u * 8u * FWG_EPI_LD;
-    constexpr int full_chunks = FWG_BN / FWG_EPI_COLS, tail = FWG_BN % FWG_EPI_COLS;
+    constexpr int full_chunks = NW / FWG_EPI_COLS, tail = NW % FWG_EPI_COLS;
 #pragma unroll
     for (int c = 0; c < full_chunks; ++c)
         fwg_store_chunk_staged<FWG_EPI_COLS>(out, acc, c * (FWG_EPI_COLS / 8), row0,
@@ -424,9 +435,10 @@ __device__ __forceinline__ void fwg_wgmma(float* d, unsigned long long da, unsig
     forge_wgmma_tf32_ss<N>(d, da, db);
 }
 
-// Store one m64×BN accumulator block of this thread (wgmma D fragment: register i of thread
+// Store one m64×NW accumulator block of this thread (wgmma D fragment: register i of thread
 // (warp w, lane l) holds row w·16 + l/4 + 8·((i/2)%2), column (i/4)·8 + (l%4)·2 + i%2).
 // Not `full`: only elements inside the matrix and at or past (row_lo, col_lo) are stored.
+template <int NW>
 __device__ __forceinline__ void fwg_store_block(float* out, const float* acc, int row, int col,
                                                 const ForgeParams& p, bool full, int row_lo,
                                                 int col_lo) {
@@ -435,14 +447,14 @@ __device__ __forceinline__ void fwg_store_block(float* out, const float* acc, in
     float* r1 = r0 + 8 * ldc;
     if (full) {
 #pragma unroll
-        for (int j = 0; j < FWG_BN / 8; ++j) {
+        for (int j = 0; j < NW / 8; ++j) {
             fwg_st2(r0 + 8 * j, acc[4 * j + 0], acc[4 * j + 1]);
             fwg_st2(r1 + 8 * j, acc[4 * j + 2], acc[4 * j + 3]);
         }
     } else {
         const bool even = (p.N & 1) == 0;
 #pragma unroll
-        for (int j = 0; j < FWG_BN / 8; ++j) {
+        for (int j = 0; j < NW / 8; ++j) {
             const int c = col + 8 * j;
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -460,13 +472,57 @@ __device__ __forceinline__ void fwg_store_block(float* out, const float* acc, in
     }
 }
 
+// One k-tile's wgmmas (4 k8 steps × FWG_MB m64 blocks) for a tile NW columns wide, on the first
+// NW/2 accumulators of each block; `da`, `db`: the stage's A (this warpgroup's rows) and B. A
+// macro, expanded in the consumer loop: as a function taking the accumulators by reference it
+// changed the SASS of the cluster-2 and ping-pong kernels (NVRTC 13.0, session 14).
+#define FWG_MMA_KTILE(NW, da, db)                                                              \
+    _Pragma("unroll") for (int k8 = 0; k8 < 4; ++k8)                                           \
+        _Pragma("unroll") for (int mb = 0; mb < FWG_MB; ++mb)                                  \
+            fwg_wgmma<NW>(acc[mb], (da) + mb * ((64 * 128) >> 4) + 2 * k8, (db) + 2 * k8)
+
+// Epilogue of one unit NW columns wide whose own elements start at (own_r0, own_c0): the tile
+// was loaded from its inward origin (forge_inward), so elements before the own origin belong
+// to the neighbouring tile and are not stored. Full tiles with N % 4 == 0 go through this
+// warp's staging buffer (FWG_EPI_STAGED; with FORGE_EDGE_STAGED shifted tiles too), the
+// rest straight from the fragments. `epi`: this warp's buffer (FWG_EPI_STAGED only).
+template <int NW>
+__device__ __forceinline__ void fwg_epilogue(float* out, const float (&acc)[FWG_MB][FWG_ACC],
+                                             const ForgeParams& p, int own_r0, int own_c0,
+                                             int row_off, int warp, int lane, const float* epi) {
+    const int tile_r0 = forge_inward(own_r0, FWG_BM, p.M);
+    const int tile_c0 = forge_inward(own_c0, NW, p.N);
+    const bool inside = (tile_r0 + FWG_BM <= p.M) && (tile_c0 + NW <= p.N) && ((p.N & 1) == 0);
+    const bool full = inside && tile_r0 == own_r0 && tile_c0 == own_c0;
+    const int row = tile_r0 + row_off + warp * 16 + (lane >> 2);
+    const int col = tile_c0 + 2 * (lane & 3);
+#if FWG_EPI_STAGED
+    if ((FORGE_EDGE_STAGED ? inside : full) && (p.N & 3) == 0) {
+        const unsigned buf = fwg_smem_u32(epi);
+        const int row0 = tile_r0 + row_off + warp * 16;
+#pragma unroll
+        for (int mb = 0; mb < FWG_MB; ++mb)
+            fwg_store_block_staged<NW>(out, acc[mb], row0 + 64 * mb, tile_c0, p, buf, lane, own_r0,
+                                       own_c0);
+        return;
+    }
+#endif
+#pragma unroll
+    for (int mb = 0; mb < FWG_MB; ++mb)
+        fwg_store_block<NW>(out, acc[mb], row + 64 * mb, col, p, full, own_r0, own_c0);
+}
+
 #if FORGE_CLUSTER > 1
 extern "C" __global__ void __cluster_dims__(FORGE_CLUSTER, 1, 1) __launch_bounds__(FWG_THREADS, 1)
 #else
 extern "C" __global__ void __launch_bounds__(FWG_THREADS, 1)
 #endif
 forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ ForgeTensorMap tmB,
-           float* C, float* workspace, ForgeParams p) {
+           float* C, float* workspace, ForgeParams p
+#if FORGE_RETILED_TAIL
+           , const __grid_constant__ ForgeTensorMap tmB2
+#endif
+) {
     extern __shared__ unsigned char fwg_smem_raw[];
     // full[0..ST), empty[0..ST), and with the producer-form rounding pass ready[0..ST).
     __shared__ __align__(8) unsigned long long fwg_bars[(FWG_ROUND_BY_PRODUCER ? 3 : 2) * FWG_ST];
@@ -506,6 +562,9 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmA) : "memory");
         asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmB) : "memory");
+#if FORGE_RETILED_TAIL
+        asm volatile("prefetch.tensormap [%0];" ::"l"((unsigned long long)&tmB2) : "memory");
+#endif
     }
     __syncthreads();
     fwg_cluster_sync();  // the peer's barriers exist before any remote arrive or multicast
@@ -521,15 +580,20 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             int stage = 0;
             unsigned phase = 0;
             forge_for_each_unit(p, [&](const ForgeWork& w) {
+                const bool narrow = FORGE_RETILED_TAIL && w.narrow;
                 const int m0 = forge_inward(forge_row0(w, (int)rank), FWG_BM, p.M);
-                const int n0 = forge_inward(forge_col0(w), FWG_BN, p.N);
+                const int n0 = forge_inward(forge_col0(w), narrow ? FORGE_TAIL_BN : FWG_BN, p.N);
                 for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
                     fwg_mbar_wait(empty0 + 8 * stage, phase ^ 1);
                     const unsigned full = full0 + 8 * stage;
                     const unsigned sa = base + stage * FWG_STAGE_BYTES;
-                    fwg_mbar_expect_tx(full, FWG_STAGE_BYTES);
+                    // A narrow unit loads TAIL_BN rows of B into the front of the B region.
+                    fwg_mbar_expect_tx(full, narrow ? FWG_A_BYTES + FORGE_TAIL_BN * 128
+                                                    : FWG_STAGE_BYTES);
                     fwg_tma_load(sa, &tmA, kt * 32, m0, full);
-#if FORGE_CLUSTER == 1
+#if FORGE_RETILED_TAIL
+                    fwg_tma_load(sa + FWG_A_BYTES, narrow ? &tmB2 : &tmB, kt * 32, n0, full);
+#elif FORGE_CLUSTER == 1
                     fwg_tma_load(sa + FWG_A_BYTES, &tmB, kt * 32, n0, full);
 #else
                     fwg_tma_load_mc(sa + FWG_A_BYTES + rank * (FWG_BN / FWG_CL) * 128, &tmB, kt * 32,
@@ -611,6 +675,8 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             if (idx > 0) fwg_mbar_wait(turn_mine, turns++ & 1u);
             if (w.kt_end == w.kt_begin && tid == 0) fwg_mbar_arrive(turn_other);  // empty unit
 #endif
+            // A retiled tail's narrow unit: TAIL_BN columns (wgmma N and the epilogue's width).
+            const bool narrow = FORGE_RETILED_TAIL && w.narrow;
             auto mainloop = [&]() {
             const int nk = w.kt_end - w.kt_begin;
             if (nk > 0) {
@@ -635,12 +701,11 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
 #pragma unroll
                         for (int i = 0; i < FWG_ACC; ++i) fwg_fence_reg(acc[mb][i]);
                     fwg_wgmma_fence();
-#pragma unroll
-                    for (int k8 = 0; k8 < 4; ++k8)
-#pragma unroll
-                        for (int mb = 0; mb < FWG_MB; ++mb)
-                            fwg_wgmma<FWG_BN>(acc[mb], da0 + soff + mb * ((64 * 128) >> 4) + 2 * k8,
-                                              db0 + soff + 2 * k8);
+                    if (narrow) {
+                        FWG_MMA_KTILE(FORGE_TAIL_BN, da0 + soff, db0 + soff);
+                    } else {
+                        FWG_MMA_KTILE(FWG_BN, da0 + soff, db0 + soff);
+                    }
                     fwg_wgmma_commit();
 #if FORGE_PINGPONG
                     if (kt == nk - 1 && tid == 0) fwg_mbar_arrive(turn_other);  // ring handed on
@@ -690,31 +755,16 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
 #endif
             // Epilogue: registers → global (or this split's workspace slice).
             float* out = forge_out_base(C, workspace, p, splits, w.split);
-            // The accumulators hold the tile loaded from (tile_r0, tile_c0); elements before
-            // (own_r0, own_c0) belong to the neighbouring tile (inward edge tiles only).
-            const int own_r0 = forge_row0(w, (int)rank);
-            const int own_c0 = forge_col0(w);
-            const int tile_r0 = forge_inward(own_r0, FWG_BM, p.M);
-            const int tile_c0 = forge_inward(own_c0, FWG_BN, p.N);
-            const bool inside =
-                (tile_r0 + FWG_BM <= p.M) && (tile_c0 + FWG_BN <= p.N) && ((p.N & 1) == 0);
-            const bool full = inside && tile_r0 == own_r0 && tile_c0 == own_c0;
-            const int row = tile_r0 + row_off + warp * 16 + (lane >> 2);
-            const int col = tile_c0 + 2 * (lane & 3);
 #if FWG_EPI_STAGED
-            if ((FORGE_EDGE_STAGED ? inside : full) && (p.N & 3) == 0) {
-                const unsigned buf = fwg_smem_u32(&fwg_epi[ct >> 5][0]);
-                const int row0 = tile_r0 + row_off + warp * 16;
-#pragma unroll
-                for (int mb = 0; mb < FWG_MB; ++mb)
-                    fwg_store_block_staged(out, acc[mb], row0 + 64 * mb, tile_c0, p, buf, lane,
-                                           own_r0, own_c0);
-                return;
-            }
+            const float* epi = &fwg_epi[ct >> 5][0];
+#else
+            const float* epi = nullptr;
 #endif
-#pragma unroll
-            for (int mb = 0; mb < FWG_MB; ++mb)
-                fwg_store_block(out, acc[mb], row + 64 * mb, col, p, full, own_r0, own_c0);
+            const int own_r0 = forge_row0(w, (int)rank), own_c0 = forge_col0(w);
+            if (narrow)
+                fwg_epilogue<FORGE_TAIL_BN>(out, acc, p, own_r0, own_c0, row_off, warp, lane, epi);
+            else
+                fwg_epilogue<FWG_BN>(out, acc, p, own_r0, own_c0, row_off, warp, lane, epi);
         });
     }
     fwg_cluster_sync();  // no CTA leaves while its peer may still signal or write into it

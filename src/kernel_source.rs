@@ -5,7 +5,7 @@
 //! schedules share one compiled [`KernelVariant`].
 
 use crate::contract::Rounding;
-use crate::schedule::{Dtype, Family, Persistence, Schedule, Tile};
+use crate::schedule::{Dtype, Family, Persistence, Raster, Schedule, Tile};
 use crate::shape::Shape;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -62,6 +62,23 @@ impl KernelVariant {
         }
     }
 
+    /// A schedule of this variant (raster and split count do not change the binary): what
+    /// threads, shared memory and the tail width are read from.
+    pub fn probe(&self) -> Schedule {
+        Schedule {
+            family: self.family,
+            dtype: self.dtype,
+            tile: self.tile,
+            stages: self.stages,
+            workers: self.workers,
+            group: 1,
+            raster: Raster::Row,
+            persistence: self.persistence,
+            cluster: self.cluster,
+            split_k: 1,
+        }
+    }
+
     /// A short readable label, e.g. `wgmma_tf32_128x256x32_s4_wg2_pers_c2_k0_v1_rn`.
     pub fn label(&self) -> String {
         format!(
@@ -100,7 +117,7 @@ impl KernelVariant {
              #define FORGE_PINGPONG {pingpong}\n\
              #define FORGE_CLUSTER {cluster}\n\
              #define FORGE_SPLITK {splitk}\n#define FORGE_VEC4 {vec4}\n\
-             #define FORGE_ROUND {round}\n{round_in}",
+             #define FORGE_ROUND {round}\n{round_in}{retiled}",
             label = self.label(),
             bm = self.tile.bm,
             bn = self.tile.bn,
@@ -119,6 +136,15 @@ impl KernelVariant {
                     format!("#define FORGE_ROUND_IN {}\n", wgmma_round_in().as_str())
                 }
                 _ => String::new(),
+            },
+            // Only retiled-tail variants carry these (every other prelude stays as it was).
+            retiled = if self.persistence == Persistence::RetiledTail {
+                format!(
+                    "#define FORGE_RETILED_TAIL 1\n#define FORGE_TAIL_BN {}\n",
+                    self.probe().tail_bn()
+                )
+            } else {
+                String::new()
             },
         )
     }

@@ -188,14 +188,21 @@ pub enum Persistence {
     /// computes whole BM×BN tiles of its own, alternating, so one's epilogue runs under the
     /// other's MMAs (`kernels/wgmma_tf32.cu`, `FORGE_PINGPONG`).
     PingPong,
+    /// Persistent, and the last tile-rows are cut into narrower tiles (BM × [`Schedule::tail_bn`])
+    /// so that the last wave is spread over more CTAs (`rt`, wgmma, cluster 1, no split-K): a
+    /// tail of R whole tiles that would leave SMs idle becomes up to `4R/3` tiles of ¾ the
+    /// width ([`Schedule::retiled_tail_rows`]). Every element is still one K-ordered sum of
+    /// one CTA (`kernels/ABI.md`, "Retiled tail").
+    RetiledTail,
 }
 
 impl Persistence {
-    pub const ALL: [Persistence; 4] = [
+    pub const ALL: [Persistence; 5] = [
         Persistence::Off,
         Persistence::Tiles,
         Persistence::ChainedTail,
         Persistence::PingPong,
+        Persistence::RetiledTail,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -204,6 +211,7 @@ impl Persistence {
             Persistence::Tiles => "pers",
             Persistence::ChainedTail => "sk",
             Persistence::PingPong => "pp",
+            Persistence::RetiledTail => "rt",
         }
     }
 
@@ -220,6 +228,10 @@ impl Persistence {
 pub const CHAIN_HANDOFF_K_TILES: u64 = 8;
 /// Upper bound on tail pieces (hand-offs per tail tile).
 pub const MAX_TAIL_PIECES: u64 = 32;
+/// A retiled tail's narrow tile takes this much of a whole tile's time beyond its share of the
+/// width (its fill, drain and epilogue do not shrink with it): an estimate, so that the plan
+/// cuts tile-rows only where the narrow tiles shorten the last wave clearly.
+pub const RETILED_TAIL_OVERHEAD: f64 = 0.05;
 /// Chained-tail workspace: this many u32 flags (one per tail tile), then the partial tiles
 /// (`FORGE_CHAIN_FLAG_WORDS` in kernels/common.cuh).
 pub const CHAIN_FLAG_WORDS: u64 = 1024;
@@ -450,6 +462,52 @@ impl Schedule {
             }
         }
         best.1 as u32
+    }
+
+    /// A retiled tail's narrow tile width: ¾ of BN, down to a multiple of 8 (the wgmma N step).
+    pub fn tail_bn(&self) -> u32 {
+        (self.tile.bn * 3 / 4) / 8 * 8
+    }
+
+    /// Tile-rows a retiled-tail schedule launched with `grid` CTAs cuts into narrow tiles (the
+    /// kernel reads it from `ForgeParams::tail_rows`); 0 for every other schedule, and where no
+    /// cut shortens the launch. The kernel hands unit u to CTA u mod grid: whole tiles of the
+    /// first `tiles_m − R` tile-rows first, then the `R · ceil(N / tail_bn)` narrow tiles; the R
+    /// with the shortest busiest CTA wins ([`Schedule::retiled_tail_makespan`]), the smallest R
+    /// on a tie.
+    pub fn retiled_tail_rows(&self, shape: &Shape, grid: u64) -> u32 {
+        if self.persistence != Persistence::RetiledTail || grid == 0 {
+            return 0;
+        }
+        let tiles_m = self.work_grid(shape).tiles_m;
+        let mut best = (self.retiled_tail_makespan(shape, grid, 0), 0u64);
+        for rows in 1..=tiles_m {
+            let t = self.retiled_tail_makespan(shape, grid, rows as u32);
+            if t < best.0 - 1e-9 {
+                best = (t, rows);
+            }
+        }
+        best.1 as u32
+    }
+
+    /// The busiest CTA's work, in whole-tile times, when `rows` tile-rows are cut into narrow
+    /// tiles and `grid` CTAs take the units round-robin (a narrow tile costs its width's share
+    /// plus [`RETILED_TAIL_OVERHEAD`]).
+    pub fn retiled_tail_makespan(&self, shape: &Shape, grid: u64, rows: u32) -> f64 {
+        let g = self.work_grid(shape);
+        let rows = (rows as u64).min(g.tiles_m);
+        let whole = (g.tiles_m - rows) * g.tiles_n;
+        let narrow = rows * (shape.n as u64).div_ceil(self.tail_bn().max(8) as u64);
+        let weight = self.tail_bn() as f64 / self.tile.bn as f64 + RETILED_TAIL_OVERHEAD;
+        // CTA c holds whole units c, c + G, …; narrow unit j sits at index whole + j.
+        let count = |n: u64, first: u64, c: u64| -> u64 {
+            // units in [first, first + n) congruent to c mod G
+            let offset = (c + grid - first % grid) % grid;
+            if offset < n { (n - offset - 1) / grid + 1 } else { 0 }
+        };
+        (0..grid.min(whole + narrow).max(1))
+            .map(|c| count(whole, 0, c) as f64 + weight * count(narrow, whole, c) as f64)
+            .fold(0.0, f64::max)
     }
 
     /// f32 words of workspace a launch needs with `resident_ctas` CTAs resident: the split-K

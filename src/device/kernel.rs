@@ -4,7 +4,7 @@ use super::nvrtc::Compiled;
 use super::{DeviceError, Gpu};
 use crate::kernel_source::{GEMM_ENTRY, KernelVariant, SPLITK_REDUCE_ENTRY};
 pub use crate::schedule::LaunchOrder;
-use crate::schedule::{Family, Raster, Schedule};
+use crate::schedule::{Family, Persistence, Raster, Schedule};
 use crate::shape::Shape;
 use cudarc::driver::{CudaFunction, CudaModule, CudaStream, sys};
 use cudarc::nvrtc::Ptx;
@@ -22,6 +22,7 @@ pub struct ForgeParams {
     pub raster_n: i32,
     pub splits: i32,
     pub tail_pieces: i32,
+    pub tail_rows: i32,
 }
 
 /// A TMA descriptor (`CUtensorMap`, 128 bytes, 64-byte aligned).
@@ -36,6 +37,8 @@ pub struct Prepared {
     pub params: ForgeParams,
     pub grid: u32,
     pub maps: Option<(TensorMap, TensorMap)>,
+    /// A retiled tail's second B map (box {BK, tail_bn}), passed after the params.
+    pub tail_map: Option<TensorMap>,
     pub a: u64,
     pub b: u64,
     /// How the launch orders itself after the stream's previous kernel: serial unless the
@@ -75,18 +78,7 @@ impl LoadedVariant {
         let gemm = module.load_function(GEMM_ENTRY)?;
         let reduce = module.load_function(SPLITK_REDUCE_ENTRY)?;
         // Any schedule of the variant gives the same threads and shared memory.
-        let probe = Schedule {
-            family: variant.family,
-            dtype: variant.dtype,
-            tile: variant.tile,
-            stages: variant.stages,
-            workers: variant.workers,
-            group: 1,
-            raster: Raster::Row,
-            persistence: variant.persistence,
-            cluster: variant.cluster,
-            split_k: 1,
-        };
+        let probe = variant.probe();
         let threads = probe.threads();
         let smem = probe.smem_bytes();
         gemm.set_attribute(
@@ -154,6 +146,7 @@ impl LoadedVariant {
             raster_n: (schedule.raster == Raster::Row) as i32,
             splits: schedule.split_k as i32,
             tail_pieces: schedule.tail_pieces(shape, grid as u64) as i32,
+            tail_rows: schedule.retiled_tail_rows(shape, grid as u64) as i32,
         };
         let maps = match self.variant.family {
             Family::MmaSync => None,
@@ -173,10 +166,25 @@ impl LoadedVariant {
                 ))
             }
         };
+        let tail_map = if schedule.persistence == Persistence::RetiledTail {
+            let t = schedule.tile;
+            Some(encode_tensor_map(
+                b,
+                shape.k,
+                ldb,
+                shape.n,
+                t.bk,
+                schedule.tail_bn(),
+                self.tma_rounds,
+            )?)
+        } else {
+            None
+        };
         Ok(Prepared {
             params,
             grid,
             maps,
+            tail_map,
             a,
             b,
             order: LaunchOrder::Serial,
@@ -225,13 +233,17 @@ impl LoadedVariant {
                 &mut map_b as *mut TensorMap as *mut c_void,
             ),
         };
-        let mut args: [*mut c_void; 5] = [
+        let mut map_b2 = p.tail_map.unwrap_or(TensorMap([0; 16]));
+        let mut args: [*mut c_void; 6] = [
             op_a,
             op_b,
             &mut c as *mut u64 as *mut c_void,
             &mut ws as *mut u64 as *mut c_void,
             &mut params as *mut ForgeParams as *mut c_void,
+            &mut map_b2 as *mut TensorMap as *mut c_void,
         ];
+        // The tail map is a parameter of retiled-tail kernels only.
+        let n_args = if p.tail_map.is_some() { 6 } else { 5 };
         // Clustered kernels declare `__cluster_dims__` at compile time (a launch attribute
         // would conflict with it); the grid is a whole number of clusters.
         // Safety: `args` match `forge_gemm` (kernels/ABI.md); the caller vouches for `stream`.
@@ -242,7 +254,7 @@ impl LoadedVariant {
                 self.threads,
                 self.smem,
                 stream,
-                &mut args,
+                &mut args[..n_args],
                 p.order,
             )
         }?;
