@@ -708,6 +708,16 @@ fn chained_tail_fraction(s: &Schedule, shape: &Shape, slots: f64) -> Option<f64>
     Some((k_tiles as f64 / g.k_tiles as f64).min(1.0))
 }
 
+/// A retiled-tail schedule's main loop in whole-tile times of its busiest CTA
+/// (`Schedule::retiled_tail_makespan` at the rows the launch would cut); None when it cuts none.
+fn retiled_tail_waves(s: &Schedule, shape: &Shape, slots: f64) -> Option<f64> {
+    let grid = s.grid_ctas(shape, slots as u64);
+    match s.retiled_tail_rows(shape, grid) {
+        0 => None,
+        rows => Some(s.retiled_tail_makespan(shape, grid, rows)),
+    }
+}
+
 fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Prediction {
     let g = ctx.g;
     let arch = ctx.arch;
@@ -844,7 +854,12 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let full_batch = unit.batch(ctx, j_full, slots, g.overlap_loss);
     let mut mainloop_q = full * full_batch.main;
     let mut batches = full;
-    if rem > 0.0 {
+    let retiled = retiled_tail_waves(s, shape, slots);
+    if let Some(busiest) = retiled {
+        // The narrow tiles fill the last wave: the busiest CTA's whole-tile times.
+        mainloop_q = busiest * full_batch.main;
+        batches = busiest.ceil();
+    } else if rem > 0.0 {
         mainloop_q += match chained_tail_fraction(s, shape, slots) {
             // The tail tiles' K pieces spread over every CTA, hand-offs included.
             Some(fraction) => fraction * full_batch.main,
@@ -856,6 +871,8 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         batches += 1.0;
     }
     let waves = n_cta / slots;
+    // What the last wave costs in whole-wave times: a retiled tail's busiest CTA, else whole.
+    let quantized_waves = retiled.unwrap_or(waves.ceil());
     let ideal_mix = waves * full_batch.mix;
     let ideal_main = waves * full_batch.main;
     let tail_wave_us = (mainloop_q - ideal_main).max(0.0);
@@ -963,7 +980,7 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         persistent_savings_us,
         cluster_savings_us,
         waves,
-        tail_efficiency: waves / waves.ceil().max(1.0),
+        tail_efficiency: (waves / quantized_waves.max(1.0)).min(1.0),
         dram_bytes,
         l2_bytes: l2_unit * n_cta,
         smem_bytes: smem_per_unit * n_cta,
@@ -1129,6 +1146,34 @@ mod tests {
         let (a, b) = (
             m.predict(&arch, &pers, &even, Layout::Tn).time_us,
             m.predict(&arch, &sk, &even, Layout::Tn).time_us,
+        );
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+
+    #[test]
+    fn a_retiled_tail_prices_its_busiest_cta_and_nothing_without_a_cut() {
+        let m = CostModel::shipped();
+        let arch = h100();
+        let pers = sched("wgmma_tf32_128x256x32_s4_wg2_swz8_pers_c1_k1");
+        let rt = Schedule {
+            persistence: Persistence::RetiledTail,
+            ..pers
+        };
+        // 6144³: 9 tile-times of the busiest CTA become 8.8; only the tail term moves.
+        let d = Shape::new(6144, 6144, 6144);
+        let (tp, tr) = (
+            m.predict(&arch, &pers, &d, Layout::Tn),
+            m.predict(&arch, &rt, &d, Layout::Tn),
+        );
+        assert!(tr.terms.tail_wave_us < tp.terms.tail_wave_us * 0.5, "{tr:?} vs {tp:?}");
+        assert!(tr.time_us < tp.time_us);
+        assert!(tr.terms.tail_efficiency > tp.terms.tail_efficiency);
+        assert_eq!(tr.terms.mainloop_us, tp.terms.mainloop_us);
+        // 4096³ (no cut shortens the last wave): the price of plain persistence.
+        let d = Shape::new(4096, 4096, 4096);
+        let (a, b) = (
+            m.predict(&arch, &pers, &d, Layout::Tn).time_us,
+            m.predict(&arch, &rt, &d, Layout::Tn).time_us,
         );
         assert!((a - b).abs() < 1e-9, "{a} vs {b}");
     }

@@ -688,6 +688,43 @@ mod tests {
     }
 
     #[test]
+    fn a_retiled_tail_cuts_rows_only_where_the_last_wave_shortens() {
+        let rt: Schedule = "wgmma_tf32_128x256x32_s4_wg2_swz8_rt_c1_k1"
+            .parse()
+            .unwrap();
+        assert_eq!(rt.name(), "wgmma_tf32_128x256x32_s4_wg2_swz8_rt_c1_k1");
+        assert_eq!(rt.tail_bn(), 192);
+        let w = |bn| Schedule {
+            tile: Tile { bm: 128, bn, bk: 32 },
+            ..rt
+        };
+        assert_eq!((w(232).tail_bn(), w(128).tail_bn(), w(200).tail_bn()), (168, 96, 144));
+        // 6144³: 48 × 24 = 1152 tiles = 8·132 + 96. Cutting the last 4 tile-rows leaves 1056
+        // whole tiles (8 per CTA) and 4 × 32 = 128 narrow ones (one each on 128 CTAs).
+        let d6144 = Shape::new(6144, 6144, 6144);
+        assert_eq!(rt.retiled_tail_makespan(&d6144, 132, 0), 9.0);
+        assert_eq!(rt.retiled_tail_rows(&d6144, 132), 4);
+        let busiest = rt.retiled_tail_makespan(&d6144, 132, 4);
+        assert!((busiest - (8.0 + 0.75 + RETILED_TAIL_OVERHEAD)).abs() < 1e-9, "{busiest}");
+        // 4096³: 512 tiles = 3·132 + 116, nearly a whole last wave: no cut shortens it.
+        assert_eq!(rt.retiled_tail_rows(&Shape::new(4096, 4096, 4096), 132), 0);
+        // Fewer tiles than CTAs (the grid is one CTA per tile), and schedules of other kinds:
+        // no cut.
+        let d1024 = Shape::new(1024, 1024, 1024);
+        assert_eq!(rt.grid_ctas(&d1024, 132), 32);
+        assert_eq!(rt.retiled_tail_rows(&d1024, 32), 0);
+        let pers = Schedule {
+            persistence: Persistence::Tiles,
+            ..rt
+        };
+        assert_eq!(pers.retiled_tail_rows(&d6144, 132), 0);
+        // Ragged M and N: 6000×6100 has 47 × 24 tiles (the last row and column partial).
+        let ragged = Shape::new(6000, 6100, 512);
+        let rows = rt.retiled_tail_rows(&ragged, 132);
+        assert!(rows > 0 && rt.retiled_tail_makespan(&ragged, 132, rows) < 9.0, "{rows}");
+    }
+
+    #[test]
     fn malformed_names_are_rejected() {
         for bad in [
             "",

@@ -126,6 +126,13 @@ pub enum Rejection {
     PingPongUnsupported {
         detail: &'static str,
     },
+    RetiledTailUnsupported {
+        detail: &'static str,
+    },
+    NoTailToRetile {
+        tiles: u64,
+        grid: u64,
+    },
 }
 
 impl fmt::Display for Rejection {
@@ -181,21 +188,29 @@ impl fmt::Display for Rejection {
                  (the schedule would equal its `pers` twin)"
             ),
             Rejection::PingPongUnsupported { detail } => write!(f, "no ping-pong: {detail}"),
+            Rejection::RetiledTailUnsupported { detail } => {
+                write!(f, "no retiled tail: {detail}")
+            }
+            Rejection::NoTailToRetile { tiles, grid } => write!(
+                f,
+                "{tiles} tiles on {grid} CTAs leave no last wave that narrower tiles shorten                  (the schedule would equal its `pers` twin)"
+            ),
         }
     }
 }
 
 /// Whether `s` computes `shape` correctly on `arch`: valid, or rejected only by a rule that
 /// prunes wasteful schedules from the search (a redundant swizzle group, a split or a cluster
-/// with too little work, a chained tail with no partial wave): the kernel still runs it, with
-/// the same reduction order. Selection from a profile's pool uses this, not [`check`].
+/// with too little work, a chained or retiled tail with no partial wave to shorten): the kernel
+/// still runs it, with the same reduction order. Selection from a profile's pool uses this, not [`check`].
 pub fn runnable(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> {
     match check(arch, s, shape) {
         Err(
             Rejection::RedundantGroup { .. }
             | Rejection::SplitTooFine { .. }
             | Rejection::ClusterTooTall { .. }
-            | Rejection::NoTailToChain { .. },
+            | Rejection::NoTailToChain { .. }
+            | Rejection::NoTailToRetile { .. },
         ) => Ok(()),
         other => other,
     }
@@ -284,6 +299,22 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
         let ctas = grid.tiles.min(arch.sm_count as u64);
         if s.tail_pieces(shape, ctas) < 2 {
             return Err(Rejection::NoTailToChain {
+                tiles: grid.tiles,
+                grid: ctas,
+            });
+        }
+    }
+    if s.persistence == Persistence::RetiledTail {
+        // The narrow tile is a second wgmma width (3/4 of BN) through a second tensor map.
+        if s.family != Family::Wgmma || s.cluster != 1 || s.split_k != 1 || s.tile.bn < 128 {
+            return Err(Rejection::RetiledTailUnsupported {
+                detail: "only the wgmma family, cluster 1, without split-K, BN of 128 or more",
+            });
+        }
+        // Pruning, not correctness: with no row cut the kernel is its `pers` twin.
+        let ctas = grid.tiles.min(arch.sm_count as u64);
+        if s.retiled_tail_rows(shape, ctas) == 0 {
+            return Err(Rejection::NoTailToRetile {
                 tiles: grid.tiles,
                 grid: ctas,
             });
@@ -451,6 +482,37 @@ mod tests {
         assert_eq!(check(&h100(), &s, &ragged), Ok(()));
         let c = Schedule::canonical(Dtype::Tf32);
         assert_eq!(check(&h100(), &c, &ragged), Ok(()));
+    }
+
+    #[test]
+    fn retiled_tails_are_wgmma_cluster_1_and_pruned_without_a_cut() {
+        let arch = h100();
+        let rt = wgmma("wgmma_tf32_128x256x32_s4_wg2_swz8_rt_c1_k1");
+        let d6144 = Shape::new(6144, 6144, 6144);
+        assert_eq!(check(&arch, &rt, &d6144), Ok(()));
+        // 4096³: nothing to cut; pruned from the search but still runnable (it is `pers`).
+        let d4096 = Shape::new(4096, 4096, 4096);
+        assert!(matches!(
+            check(&arch, &rt, &d4096),
+            Err(Rejection::NoTailToRetile { tiles: 512, .. })
+        ));
+        assert_eq!(runnable(&arch, &rt, &d4096), Ok(()));
+        for bad in [
+            "wgmma_tf32_128x256x32_s4_wg2_swz8_rt_c2_k1",
+            "wgmma_tf32_128x256x32_s4_wg2_swz8_rt_c1_k2",
+            "wgmma_tf32_128x96x32_s6_wg1_swz8_rt_c1_k1",
+            "mma_sync_tf32_128x256x32_s3_w8_swz8_rt_c1_k1",
+        ] {
+            assert!(
+                matches!(
+                    check(&arch, &wgmma(bad), &d6144),
+                    Err(Rejection::RetiledTailUnsupported { .. })
+                        | Err(Rejection::TileNotImplemented(_))
+                ),
+                "{bad}: {:?}",
+                check(&arch, &wgmma(bad), &d6144)
+            );
+        }
     }
 
     #[test]

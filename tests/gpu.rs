@@ -157,8 +157,6 @@ fn every_family_matches_fp64_and_the_gate_sorts_them() {
 #[test]
 fn chained_tail_is_bit_identical_and_reruns_identically() {
     let Some(gpu) = gpu() else { return };
-    let cache = cache();
-    let util = UtilKernels::load(&gpu, &cache).unwrap();
     for (name, shape) in [
         (
             "wgmma_tf32_128x256x32_s4_wg2_swz8_sk_c1_k1",
@@ -177,34 +175,73 @@ fn chained_tail_is_bit_identical_and_reruns_identically() {
             Shape::new(4096, 4096, 4096),
         ),
     ] {
-        let s: Schedule = name.parse().unwrap();
-        let ins = inputs(&gpu, &util, &shape, SEED);
-        let mut loaded = LoadedKernels::new(Rounding::NearestEven);
-        let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
-        loaded.load(&gpu, &cache, &s, &shape).unwrap();
-        let lv = loaded.get(&s, &shape);
-        let p = lv
-            .prepare(&s, &shape, ins.a[0].ptr(), ins.b[0].ptr())
-            .unwrap();
-        assert!(p.params.tail_pieces > 1, "{shape} {name}: no chained tail");
-        assert!(p.workspace_words as usize <= ins.workspace.len());
-        let prep = PrepKernel::load(&gpu, &cache).unwrap();
-        let runner = Runner::new(&gpu, lv, &prep, &s, Layout::Tn, &shape, ins.operands()).unwrap();
-        let first = run_once(&gpu, &runner, &s, &ins).unwrap();
-        let g = gate::compare(&golden, &first);
-        eprintln!(
-            "{shape} {name}: {} pieces per tail tile, gate {:?} ({} differ)",
-            p.params.tail_pieces, g.verdict, g.differing
-        );
-        assert_eq!(g.verdict, Verdict::Pass, "{shape} {name}: {g:?}");
-        // Second launch without re-zeroing the workspace.
-        ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
-        lv.launch(&gpu.stream, &p, ins.c[0].ptr(), ins.workspace.ptr())
-            .unwrap();
-        let second = ins.c[0].to_host(&gpu.stream).unwrap();
-        let g = gate::compare(&golden, &second);
-        assert_eq!(g.verdict, Verdict::Pass, "{shape} {name} rerun: {g:?}");
+        let (pieces, _) = tail_schedule_is_bit_identical(&gpu, name, shape);
+        assert!(pieces > 1, "{shape} {name}: no chained tail");
     }
+}
+
+/// Retiled-tail schedules on shapes whose last tile-rows are cut into ¾-wide tiles (ragged M
+/// and N, so narrow and whole tiles are shifted inward; odd N, so their stores are direct;
+/// K % 4 ≠ 0, so B's second tensor map reads the padded copy): bit-identical to C₀, twice.
+#[test]
+fn retiled_tail_is_bit_identical_and_reruns_identically() {
+    let Some(gpu) = gpu() else { return };
+    for (name, shape) in [
+        (
+            "wgmma_tf32_128x256x32_s4_wg2_swz8_rt_c1_k1",
+            Shape::new(6000, 6100, 512),
+        ),
+        (
+            "wgmma_tf32_128x224x32_s4_wg2_swz4c_rt_c1_k1",
+            Shape::new(2500, 6000, 700),
+        ),
+        (
+            "wgmma_tf32_128x128x32_s6_wg1_swz2_rt_c1_k1",
+            Shape::new(1900, 2900, 1001),
+        ),
+        (
+            "wgmma_tf32_128x128x32_s6_wg1_swz1_rt_c1_k1",
+            Shape::new(1900, 2901, 1000),
+        ),
+    ] {
+        let (_, rows) = tail_schedule_is_bit_identical(&gpu, name, shape);
+        assert!(rows > 0, "{shape} {name}: no retiled tail");
+    }
+}
+
+/// Runs one tail schedule (chained or retiled) against C₀ of the canonical schedule, then
+/// launches it again without re-zeroing its workspace (a chained tail's flags must be left at
+/// zero); both outputs must pass the gate. Returns (K pieces per tail tile, tile-rows retiled)
+/// at the launch's grid, for the caller to check the tail was really cut.
+fn tail_schedule_is_bit_identical(gpu: &Gpu, name: &str, shape: Shape) -> (u32, u32) {
+    let cache = cache();
+    let util = UtilKernels::load(gpu, &cache).unwrap();
+    let s: Schedule = name.parse().unwrap();
+    let ins = inputs(gpu, &util, &shape, SEED);
+    let mut loaded = LoadedKernels::new(Rounding::NearestEven);
+    let golden = golden(gpu, &cache, &mut loaded, &shape, &ins);
+    loaded.load(gpu, &cache, &s, &shape).unwrap();
+    let lv = loaded.get(&s, &shape);
+    let grid = s.grid_ctas(&shape, lv.resident_ctas);
+    let cut = (s.tail_pieces(&shape, grid), s.retiled_tail_rows(&shape, grid));
+    assert!(s.workspace_words(&shape, lv.resident_ctas) as usize <= ins.workspace.len());
+    let prep = PrepKernel::load(gpu, &cache).unwrap();
+    let runner = Runner::new(gpu, lv, &prep, &s, Layout::Tn, &shape, ins.operands()).unwrap();
+    let first = run_once(gpu, &runner, &s, &ins).unwrap();
+    let g = gate::compare(&golden, &first);
+    eprintln!(
+        "{shape} {name}: {} pieces per tail tile, {} tile-rows retiled, gate {:?} ({} differ)",
+        cut.0, cut.1, g.verdict, g.differing
+    );
+    assert_eq!(g.verdict, Verdict::Pass, "{shape} {name}: {g:?}");
+    ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
+    runner
+        .launch(gpu, 0, ins.c[0].ptr(), ins.workspace.ptr())
+        .unwrap();
+    let second = ins.c[0].to_host(&gpu.stream).unwrap();
+    let g = gate::compare(&golden, &second);
+    assert_eq!(g.verdict, Verdict::Pass, "{shape} {name} rerun: {g:?}");
+    cut
 }
 
 #[test]

@@ -155,6 +155,10 @@ pub fn screen_picks(ranked: &[Ranked], top: usize, exhaustive: bool) -> Vec<(usi
     // best one of each cluster size is timed on the side.
     add(&|s| s.persistence == Persistence::PingPong && s.cluster == 1);
     add(&|s| s.persistence == Persistence::PingPong && s.cluster > 1);
+    // The retiled tail is priced from its plan's busiest CTA alone (narrow tiles as ¾ of a
+    // whole one plus a fixed overhead, schedule.rs): unmeasured on the device, so its best one
+    // is timed on the side too.
+    add(&|s| s.persistence == Persistence::RetiledTail);
     if let Some(first) = ranked.first() {
         let canonical = Schedule::canonical(first.schedule.dtype);
         add(&|s| *s == canonical);
