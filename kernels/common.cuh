@@ -45,9 +45,9 @@ struct ForgeParams {
     int group;     // swizzle band height in tiles (>= 1)
     int raster_n;  // 1: bands of tile-rows walked along n; 0: m and n swapped
     int splits;    // split-K count (>= 1); only read when FORGE_SPLITK == 1
-    int tail_pieces;  // K pieces per tail tile (>= 1); only read when FORGE_CHAINED_TAIL == 1
-    int tail_rows;    // tile-rows cut into narrow tiles (>= 0); only read when FORGE_RETILED_TAIL == 1
-};                 // 32 bytes, passed by value
+    int tail;      // FORGE_CHAINED_TAIL: K pieces per tail tile (>= 1); FORGE_RETILED_TAIL:
+                   // tile-rows cut into narrow tiles (>= 0); else unused
+};                 // 28 bytes, passed by value
 
 struct alignas(64) ForgeTensorMap {
     unsigned long long opaque[16];  // a CUtensorMap encoded by the host
@@ -60,7 +60,6 @@ struct ForgeWork {
     int kt_begin, kt_end;     // k-tile range [kt_begin, kt_end), kt_end >= kt_begin (may be empty)
     int chain;                // chained tail: tail tile r whose accumulators are handed on; else -1
     int piece, pieces;        // piece j of q along K (0 and 1 for a whole tile)
-    int narrow;               // retiled tail: 1 for a BM×FORGE_TAIL_BN tile (tn counts those)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -161,20 +160,19 @@ __device__ __forceinline__ ForgeWork forge_work_unit(const ForgeParams& p, int u
     w.chain = -1;
     w.piece = 0;
     w.pieces = 1;
-    w.narrow = 0;
     return w;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Retiled tail (FORGE_RETILED_TAIL, ABI.md "Retiled tail"; persistent, cluster 1, no split-K):
 // the first tiles_m − R tile-rows are whole BM×BN tiles in swizzle order (units 0 … main − 1);
-// the last R = p.tail_rows tile-rows are cut into BM×FORGE_TAIL_BN tiles, row-major, as units
+// the last R = p.tail tile-rows are cut into BM×FORGE_TAIL_BN tiles, row-major, as units
 // main … main + R·cdiv(N, FORGE_TAIL_BN) − 1. The host picks R so that the narrow tiles fill
 // the last wave (Schedule::retiled_tail_rows); R = 0 is the plain persistent kernel. Every
 // element is still one K-ordered sum computed by one CTA.
 // ---------------------------------------------------------------------------------------------
 __device__ __forceinline__ int forge_rt_rows(const ForgeParams& p) {
-    return forge_imin(forge_imax(p.tail_rows, 0), forge_tiles_m(p));
+    return forge_imin(forge_imax(p.tail, 0), forge_tiles_m(p));
 }
 __device__ __forceinline__ int forge_rt_tail_n(const ForgeParams& p) {
     return forge_cdiv(p.N, FORGE_TAIL_BN);
@@ -191,12 +189,10 @@ __device__ __forceinline__ ForgeWork forge_rt_unit(const ForgeParams& p, int u) 
     const int main = main_rows * forge_tiles_n(p);
     if (u < main) {
         forge_swizzle(u, main_rows, forge_tiles_n(p), p.group, p.raster_n, w.tm, w.tn);
-        w.narrow = 0;
     } else {
         const int j = u - main, tail_n = forge_rt_tail_n(p);
-        w.tm = main_rows + j / tail_n;
+        w.tm = main_rows + j / tail_n;  // tn counts FORGE_TAIL_BN-wide columns
         w.tn = j % tail_n;
-        w.narrow = 1;
     }
     w.split = 0;
     w.kt_begin = 0;
@@ -211,9 +207,7 @@ __device__ __forceinline__ ForgeWork forge_rt_unit(const ForgeParams& p, int u) 
 __device__ __forceinline__ int forge_row0(const ForgeWork& w, int rank) {
     return (w.tm * FORGE_CLUSTER + rank) * FORGE_BM;
 }
-__device__ __forceinline__ int forge_col0(const ForgeWork& w) {
-    return w.tn * (FORGE_RETILED_TAIL && w.narrow ? FORGE_TAIL_BN : FORGE_BN);
-}
+__device__ __forceinline__ int forge_col0(const ForgeWork& w) { return w.tn * FORGE_BN; }
 
 // Inward edge tiles (FORGE_EDGE_INWARD; wgmma kernels, on by default): a tile that overhangs
 // the matrix (origin + tile > extent) is loaded and computed from extent − tile instead, so every
@@ -229,6 +223,13 @@ __device__ __forceinline__ int forge_col0(const ForgeWork& w) {
 #endif
 __device__ __forceinline__ int forge_inward(int origin, int tile, int extent) {
     return (FORGE_EDGE_INWARD && origin + tile > extent && extent >= tile) ? extent - tile : origin;
+}
+
+// Whether unit w of a retiled-tail kernel is a narrow tile (it lies in the last p.tail
+// tile-rows; its tn then counts FORGE_TAIL_BN-wide columns). Callers test FORGE_RETILED_TAIL
+// first (`FORGE_RETILED_TAIL && forge_rt_narrow(p, w)`), so other kernels never evaluate it.
+__device__ __forceinline__ bool forge_rt_narrow(const ForgeParams& p, const ForgeWork& w) {
+    return w.tm >= forge_tiles_m(p) - forge_rt_rows(p);
 }
 
 // Unit loop: unit = blockIdx.x / CLUSTER; persistent kernels step by gridDim.x / CLUSTER.
@@ -255,7 +256,7 @@ __device__ __forceinline__ ForgeTail forge_tail(const ForgeParams& p) {
     t.waves = tiles / t.grid;
     t.rem = tiles % t.grid;
     t.k_tiles = forge_k_tiles(p);
-    int q = forge_imax(p.tail_pieces, 1);
+    int q = forge_imax(p.tail, 1);
     if (t.rem == 0 || t.waves == 0 || t.rem > FORGE_CHAIN_FLAG_WORDS) q = 1;
     t.pieces = forge_imin(q, forge_imin(forge_imax(t.waves, 1), forge_imax(t.k_tiles, 1)));
     return t;
@@ -286,7 +287,6 @@ __device__ __forceinline__ bool forge_tail_unit(const ForgeParams& p, const Forg
         w.kt_begin = wave * t.k_tiles / t.pieces;
         w.kt_end = (wave + 1) * t.k_tiles / t.pieces;
     }
-    w.narrow = 0;
     forge_swizzle(tile, forge_tiles_m(p), forge_tiles_n(p), p.group, p.raster_n, w.tm, w.tn);
     return true;
 }

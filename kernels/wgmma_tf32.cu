@@ -481,37 +481,6 @@ __device__ __forceinline__ void fwg_store_block(float* out, const float* acc, in
         _Pragma("unroll") for (int mb = 0; mb < FWG_MB; ++mb)                                  \
             fwg_wgmma<NW>(acc[mb], (da) + mb * ((64 * 128) >> 4) + 2 * k8, (db) + 2 * k8)
 
-// Epilogue of one unit NW columns wide whose own elements start at (own_r0, own_c0): the tile
-// was loaded from its inward origin (forge_inward), so elements before the own origin belong
-// to the neighbouring tile and are not stored. Full tiles with N % 4 == 0 go through this
-// warp's staging buffer (FWG_EPI_STAGED; with FORGE_EDGE_STAGED shifted tiles too), the
-// rest straight from the fragments. `epi`: this warp's buffer (FWG_EPI_STAGED only).
-template <int NW>
-__device__ __forceinline__ void fwg_epilogue(float* out, const float (&acc)[FWG_MB][FWG_ACC],
-                                             const ForgeParams& p, int own_r0, int own_c0,
-                                             int row_off, int warp, int lane, const float* epi) {
-    const int tile_r0 = forge_inward(own_r0, FWG_BM, p.M);
-    const int tile_c0 = forge_inward(own_c0, NW, p.N);
-    const bool inside = (tile_r0 + FWG_BM <= p.M) && (tile_c0 + NW <= p.N) && ((p.N & 1) == 0);
-    const bool full = inside && tile_r0 == own_r0 && tile_c0 == own_c0;
-    const int row = tile_r0 + row_off + warp * 16 + (lane >> 2);
-    const int col = tile_c0 + 2 * (lane & 3);
-#if FWG_EPI_STAGED
-    if ((FORGE_EDGE_STAGED ? inside : full) && (p.N & 3) == 0) {
-        const unsigned buf = fwg_smem_u32(epi);
-        const int row0 = tile_r0 + row_off + warp * 16;
-#pragma unroll
-        for (int mb = 0; mb < FWG_MB; ++mb)
-            fwg_store_block_staged<NW>(out, acc[mb], row0 + 64 * mb, tile_c0, p, buf, lane, own_r0,
-                                       own_c0);
-        return;
-    }
-#endif
-#pragma unroll
-    for (int mb = 0; mb < FWG_MB; ++mb)
-        fwg_store_block<NW>(out, acc[mb], row + 64 * mb, col, p, full, own_r0, own_c0);
-}
-
 #if FORGE_CLUSTER > 1
 extern "C" __global__ void __cluster_dims__(FORGE_CLUSTER, 1, 1) __launch_bounds__(FWG_THREADS, 1)
 #else
@@ -580,9 +549,10 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             int stage = 0;
             unsigned phase = 0;
             forge_for_each_unit(p, [&](const ForgeWork& w) {
-                const bool narrow = FORGE_RETILED_TAIL && w.narrow;
+                const bool narrow = FORGE_RETILED_TAIL && forge_rt_narrow(p, w);
                 const int m0 = forge_inward(forge_row0(w, (int)rank), FWG_BM, p.M);
-                const int n0 = forge_inward(forge_col0(w), narrow ? FORGE_TAIL_BN : FWG_BN, p.N);
+                const int n0 = narrow ? forge_inward(w.tn * FORGE_TAIL_BN, FORGE_TAIL_BN, p.N)
+                                      : forge_inward(forge_col0(w), FWG_BN, p.N);
                 for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
                     fwg_mbar_wait(empty0 + 8 * stage, phase ^ 1);
                     const unsigned full = full0 + 8 * stage;
@@ -676,7 +646,7 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             if (w.kt_end == w.kt_begin && tid == 0) fwg_mbar_arrive(turn_other);  // empty unit
 #endif
             // A retiled tail's narrow unit: TAIL_BN columns (wgmma N and the epilogue's width).
-            const bool narrow = FORGE_RETILED_TAIL && w.narrow;
+            const bool narrow = FORGE_RETILED_TAIL && forge_rt_narrow(p, w);
             auto mainloop = [&]() {
             const int nk = w.kt_end - w.kt_begin;
             if (nk > 0) {
@@ -753,18 +723,47 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
             // 588 TFLOP/s, above the tensor peak).
             if (p.K >= 0) return;
 #endif
-            // Epilogue: registers → global (or this split's workspace slice).
+            // Epilogue: registers → global (or this split's workspace slice). Written inline
+            // with the width picked per call (a function taking the accumulators changed the
+            // SASS of the 64×64 kernel, session 14).
             float* out = forge_out_base(C, workspace, p, splits, w.split);
+            // The accumulators hold the tile loaded from (tile_r0, tile_c0); elements before
+            // (own_r0, own_c0) belong to the neighbouring tile (inward edge tiles only).
+            const int width = narrow ? FORGE_TAIL_BN : FWG_BN;
+            const int own_r0 = forge_row0(w, (int)rank);
+            const int own_c0 = narrow ? w.tn * FORGE_TAIL_BN : forge_col0(w);
+            const int tile_r0 = forge_inward(own_r0, FWG_BM, p.M);
+            const int tile_c0 = forge_inward(own_c0, width, p.N);
+            const bool inside =
+                (tile_r0 + FWG_BM <= p.M) && (tile_c0 + width <= p.N) && ((p.N & 1) == 0);
+            const bool full = inside && tile_r0 == own_r0 && tile_c0 == own_c0;
+            const int row = tile_r0 + row_off + warp * 16 + (lane >> 2);
+            const int col = tile_c0 + 2 * (lane & 3);
 #if FWG_EPI_STAGED
-            const float* epi = &fwg_epi[ct >> 5][0];
-#else
-            const float* epi = nullptr;
+            if ((FORGE_EDGE_STAGED ? inside : full) && (p.N & 3) == 0) {
+                const unsigned buf = fwg_smem_u32(&fwg_epi[ct >> 5][0]);
+                const int row0 = tile_r0 + row_off + warp * 16;
+#pragma unroll
+                for (int mb = 0; mb < FWG_MB; ++mb) {
+                    if (narrow)
+                        fwg_store_block_staged<FORGE_TAIL_BN>(out, acc[mb], row0 + 64 * mb, tile_c0,
+                                                              p, buf, lane, own_r0, own_c0);
+                    else
+                        fwg_store_block_staged<FWG_BN>(out, acc[mb], row0 + 64 * mb, tile_c0, p,
+                                                       buf, lane, own_r0, own_c0);
+                }
+                return;
+            }
 #endif
-            const int own_r0 = forge_row0(w, (int)rank), own_c0 = forge_col0(w);
-            if (narrow)
-                fwg_epilogue<FORGE_TAIL_BN>(out, acc, p, own_r0, own_c0, row_off, warp, lane, epi);
-            else
-                fwg_epilogue<FWG_BN>(out, acc, p, own_r0, own_c0, row_off, warp, lane, epi);
+#pragma unroll
+            for (int mb = 0; mb < FWG_MB; ++mb) {
+                if (narrow)
+                    fwg_store_block<FORGE_TAIL_BN>(out, acc[mb], row + 64 * mb, col, p, full,
+                                                   own_r0, own_c0);
+                else
+                    fwg_store_block<FWG_BN>(out, acc[mb], row + 64 * mb, col, p, full, own_r0,
+                                            own_c0);
+            }
         });
     }
     fwg_cluster_sync();  // no CTA leaves while its peer may still signal or write into it

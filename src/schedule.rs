@@ -440,7 +440,7 @@ impl Schedule {
     }
 
     /// Pieces each tail tile is cut into along K by a chained-tail schedule launched with
-    /// `grid` CTAs (the kernel reads it from `ForgeParams::tail_pieces`); 1 means the tail
+    /// `grid` CTAs (the kernel reads it from `ForgeParams::tail`); 1 means the tail
     /// runs as whole tiles. `tiles = W·grid + R` with `0 < R < grid`: piece j of tail tile r
     /// runs in wave j on CTA `(j·R + r) mod grid`, so a CTA adds `ceil(R·q / grid)` pieces of
     /// `ceil(K_tiles / q)` K tiles (plus a hand-off each) to its W whole tiles instead of one
@@ -470,7 +470,7 @@ impl Schedule {
     }
 
     /// Tile-rows a retiled-tail schedule launched with `grid` CTAs cuts into narrow tiles (the
-    /// kernel reads it from `ForgeParams::tail_rows`); 0 for every other schedule, and where no
+    /// kernel reads it from `ForgeParams::tail`); 0 for every other schedule, and where no
     /// cut shortens the launch. The kernel hands unit u to CTA u mod grid: whole tiles of the
     /// first `tiles_m − R` tile-rows first, then the `R · ceil(N / tail_bn)` narrow tiles; the R
     /// with the shortest busiest CTA wins ([`Schedule::retiled_tail_makespan`]), the smallest R

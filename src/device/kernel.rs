@@ -21,8 +21,9 @@ pub struct ForgeParams {
     pub group: i32,
     pub raster_n: i32,
     pub splits: i32,
-    pub tail_pieces: i32,
-    pub tail_rows: i32,
+    /// A chained tail's K pieces per tail tile, or a retiled tail's tile-rows cut into
+    /// narrow tiles (a kernel is at most one of the two); else unused.
+    pub tail: i32,
 }
 
 /// A TMA descriptor (`CUtensorMap`, 128 bytes, 64-byte aligned).
@@ -145,8 +146,10 @@ impl LoadedVariant {
             group: schedule.group as i32,
             raster_n: (schedule.raster == Raster::Row) as i32,
             splits: schedule.split_k as i32,
-            tail_pieces: schedule.tail_pieces(shape, grid as u64) as i32,
-            tail_rows: schedule.retiled_tail_rows(shape, grid as u64) as i32,
+            tail: match schedule.persistence {
+                Persistence::RetiledTail => schedule.retiled_tail_rows(shape, grid as u64),
+                _ => schedule.tail_pieces(shape, grid as u64),
+            } as i32,
         };
         let maps = match self.variant.family {
             Family::MmaSync => None,

@@ -32,13 +32,21 @@ sass() {
   "$NVDISASM" -c "$1" | grep -E '^\s+/\*[0-9a-f]{4}\*/' |
     sed -E 's@/\*[0-9a-f]+\*/@@; s@ ;.*@@; s/\bU?R[0-9]+\b/R/g'
 }
-changed=0
+changed=0 reordered=0
 for old in "$T"/old/*.cubin; do
   v=$(basename "$old" .cubin)
   sass "$old" > "$T/a"
   sass "$T/new/$v.cubin" > "$T/b"
   d=$(diff "$T/a" "$T/b" | grep -c '^[<>]' || true)
-  [ "$d" = 0 ] || changed=$((changed + 1))
-  printf '%-50s %6d instructions, %5d lines differ\n' "$v" "$(wc -l < "$T/a")" "$d"
+  what=""
+  if [ "$d" != 0 ]; then
+    # The same instructions in another order (a scheduling change), or other instructions.
+    if cmp -s <(sort "$T/a") <(sort "$T/b"); then
+      what="  (the same instructions, reordered)"; reordered=$((reordered + 1))
+    else
+      what="  (other instructions)"; changed=$((changed + 1))
+    fi
+  fi
+  printf '%-50s %6d instructions, %5d lines differ%s\n' "$v" "$(wc -l < "$T/a")" "$d" "$what"
 done
-echo "kernels whose SASS changed against $REV (register names aside): $changed"
+echo "against $REV, register names aside: $reordered kernel(s) reordered, $changed with other instructions"
