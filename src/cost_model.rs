@@ -1165,7 +1165,10 @@ mod tests {
             m.predict(&arch, &pers, &d, Layout::Tn),
             m.predict(&arch, &rt, &d, Layout::Tn),
         );
-        assert!(tr.terms.tail_wave_us < tp.terms.tail_wave_us * 0.5, "{tr:?} vs {tp:?}");
+        assert!(
+            tr.terms.tail_wave_us < tp.terms.tail_wave_us * 0.5,
+            "{tr:?} vs {tp:?}"
+        );
         assert!(tr.time_us < tp.time_us);
         assert!(tr.terms.tail_efficiency > tp.terms.tail_efficiency);
         assert_eq!(tr.terms.mainloop_us, tp.terms.mainloop_us);

@@ -503,7 +503,11 @@ impl Schedule {
         let count = |n: u64, first: u64, c: u64| -> u64 {
             // units in [first, first + n) congruent to c mod G
             let offset = (c + grid - first % grid) % grid;
-            if offset < n { (n - offset - 1) / grid + 1 } else { 0 }
+            if offset < n {
+                (n - offset - 1) / grid + 1
+            } else {
+                0
+            }
         };
         (0..grid.min(whole + narrow).max(1))
             .map(|c| count(whole, 0, c) as f64 + weight * count(narrow, whole, c) as f64)
@@ -695,17 +699,27 @@ mod tests {
         assert_eq!(rt.name(), "wgmma_tf32_128x256x32_s4_wg2_swz8_rt_c1_k1");
         assert_eq!(rt.tail_bn(), 192);
         let w = |bn| Schedule {
-            tile: Tile { bm: 128, bn, bk: 32 },
+            tile: Tile {
+                bm: 128,
+                bn,
+                bk: 32,
+            },
             ..rt
         };
-        assert_eq!((w(232).tail_bn(), w(128).tail_bn(), w(200).tail_bn()), (168, 96, 144));
+        assert_eq!(
+            (w(232).tail_bn(), w(128).tail_bn(), w(200).tail_bn()),
+            (168, 96, 144)
+        );
         // 6144³: 48 × 24 = 1152 tiles = 8·132 + 96. Cutting the last 4 tile-rows leaves 1056
         // whole tiles (8 per CTA) and 4 × 32 = 128 narrow ones (one each on 128 CTAs).
         let d6144 = Shape::new(6144, 6144, 6144);
         assert_eq!(rt.retiled_tail_makespan(&d6144, 132, 0), 9.0);
         assert_eq!(rt.retiled_tail_rows(&d6144, 132), 4);
         let busiest = rt.retiled_tail_makespan(&d6144, 132, 4);
-        assert!((busiest - (8.0 + 0.75 + RETILED_TAIL_OVERHEAD)).abs() < 1e-9, "{busiest}");
+        assert!(
+            (busiest - (8.0 + 0.75 + RETILED_TAIL_OVERHEAD)).abs() < 1e-9,
+            "{busiest}"
+        );
         // 4096³: 512 tiles = 3·132 + 116, nearly a whole last wave: no cut shortens it.
         assert_eq!(rt.retiled_tail_rows(&Shape::new(4096, 4096, 4096), 132), 0);
         // Fewer tiles than CTAs (the grid is one CTA per tile), and schedules of other kinds:
@@ -721,7 +735,10 @@ mod tests {
         // Ragged M and N: 6000×6100 has 47 × 24 tiles (the last row and column partial).
         let ragged = Shape::new(6000, 6100, 512);
         let rows = rt.retiled_tail_rows(&ragged, 132);
-        assert!(rows > 0 && rt.retiled_tail_makespan(&ragged, 132, rows) < 9.0, "{rows}");
+        assert!(
+            rows > 0 && rt.retiled_tail_makespan(&ragged, 132, rows) < 9.0,
+            "{rows}"
+        );
     }
 
     #[test]

@@ -223,7 +223,10 @@ fn tail_schedule_is_bit_identical(gpu: &Gpu, name: &str, shape: Shape) -> (u32, 
     loaded.load(gpu, &cache, &s, &shape).unwrap();
     let lv = loaded.get(&s, &shape);
     let grid = s.grid_ctas(&shape, lv.resident_ctas);
-    let cut = (s.tail_pieces(&shape, grid), s.retiled_tail_rows(&shape, grid));
+    let cut = (
+        s.tail_pieces(&shape, grid),
+        s.retiled_tail_rows(&shape, grid),
+    );
     assert!(s.workspace_words(&shape, lv.resident_ctas) as usize <= ins.workspace.len());
     let prep = PrepKernel::load(gpu, &cache).unwrap();
     let runner = Runner::new(gpu, lv, &prep, &s, Layout::Tn, &shape, ins.operands()).unwrap();
