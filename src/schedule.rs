@@ -739,6 +739,18 @@ mod tests {
             rows > 0 && rt.retiled_tail_makespan(&ragged, 132, rows) < 9.0,
             "{rows}"
         );
+        // The GPU test's cases (tests/gpu.rs) cut rows on the H200's 132 CTAs (one per SM).
+        for case in [
+            "wgmma_tf32_128x256x32_s4_wg2_swz8_rt_c1_k1@6000x6100x512",
+            "wgmma_tf32_128x224x32_s4_wg2_swz4c_rt_c1_k1@2500x6000x700",
+            "wgmma_tf32_128x128x32_s6_wg1_swz2_rt_c1_k1@1900x2900x1001",
+            "wgmma_tf32_128x128x32_s6_wg1_swz1_rt_c1_k1@1900x2901x1000",
+        ] {
+            let (name, shape) = case.split_once('@').unwrap();
+            let (s, shape): (Schedule, Shape) = (name.parse().unwrap(), shape.parse().unwrap());
+            let rows = s.retiled_tail_rows(&shape, s.grid_ctas(&shape, 132));
+            assert!(rows > 0, "{name} at {shape}: no cut");
+        }
     }
 
     #[test]
