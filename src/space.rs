@@ -193,7 +193,8 @@ impl fmt::Display for Rejection {
             }
             Rejection::NoTailToRetile { tiles, grid } => write!(
                 f,
-                "{tiles} tiles on {grid} CTAs leave no last wave that narrower tiles shorten                  (the schedule would equal its `pers` twin)"
+                "{tiles} tiles on {grid} CTAs leave no last wave that narrower tiles shorten \
+                 (the schedule would equal its `pers` twin)"
             ),
         }
     }
@@ -202,7 +203,8 @@ impl fmt::Display for Rejection {
 /// Whether `s` computes `shape` correctly on `arch`: valid, or rejected only by a rule that
 /// prunes wasteful schedules from the search (a redundant swizzle group, a split or a cluster
 /// with too little work, a chained or retiled tail with no partial wave to shorten): the kernel
-/// still runs it, with the same reduction order. Selection from a profile's pool uses this, not [`check`].
+/// still runs it, with the same reduction order. Selection from a profile's pool uses this,
+/// not [`check`].
 pub fn runnable(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> {
     match check(arch, s, shape) {
         Err(
