@@ -186,7 +186,7 @@ __device__ __forceinline__ int forge_rt_units(const ForgeParams& p) {
 __device__ __forceinline__ ForgeWork forge_rt_unit(const ForgeParams& p, int u) {
     ForgeWork w;
     const int main_rows = forge_tiles_m(p) - forge_rt_rows(p);
-    const int main = main_rows * forge_tiles_n(p);
+    const int main = forge_rt_main(p);
     if (u < main) {
         forge_swizzle(u, main_rows, forge_tiles_n(p), p.group, p.raster_n, w.tm, w.tn);
     } else {

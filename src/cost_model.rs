@@ -709,13 +709,10 @@ fn chained_tail_fraction(s: &Schedule, shape: &Shape, slots: f64) -> Option<f64>
 }
 
 /// A retiled-tail schedule's main loop in whole-tile times of its busiest CTA
-/// (`Schedule::retiled_tail_makespan` at the rows the launch would cut); None when it cuts none.
+/// (`Schedule::retiled_tail_plan` at the launch's grid); None when it cuts no row.
 fn retiled_tail_waves(s: &Schedule, shape: &Shape, slots: f64) -> Option<f64> {
     let grid = s.grid_ctas(shape, slots as u64);
-    match s.retiled_tail_rows(shape, grid) {
-        0 => None,
-        rows => Some(s.retiled_tail_makespan(shape, grid, rows)),
-    }
+    s.retiled_tail_plan(shape, grid).map(|(_, busiest)| busiest)
 }
 
 fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Prediction {

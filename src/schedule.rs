@@ -476,18 +476,25 @@ impl Schedule {
     /// with the shortest busiest CTA wins ([`Schedule::retiled_tail_makespan`]), the smallest R
     /// on a tie.
     pub fn retiled_tail_rows(&self, shape: &Shape, grid: u64) -> u32 {
+        self.retiled_tail_plan(shape, grid)
+            .map_or(0, |(rows, _)| rows)
+    }
+
+    /// [`Schedule::retiled_tail_rows`] with the busiest CTA's work at that cut (whole-tile
+    /// times); None where it cuts no row (every schedule but `rt`, and no shorter launch).
+    pub fn retiled_tail_plan(&self, shape: &Shape, grid: u64) -> Option<(u32, f64)> {
         if self.persistence != Persistence::RetiledTail || grid == 0 {
-            return 0;
+            return None;
         }
-        let tiles_m = self.work_grid(shape).tiles_m;
-        let mut best = (self.retiled_tail_makespan(shape, grid, 0), 0u64);
+        let tiles_m = self.work_grid(shape).tiles_m as u32;
+        let mut best = (0, self.retiled_tail_makespan(shape, grid, 0));
         for rows in 1..=tiles_m {
-            let t = self.retiled_tail_makespan(shape, grid, rows as u32);
-            if t < best.0 - 1e-9 {
-                best = (t, rows);
+            let t = self.retiled_tail_makespan(shape, grid, rows);
+            if t < best.1 - 1e-9 {
+                best = (rows, t);
             }
         }
-        best.1 as u32
+        (best.0 > 0).then_some(best)
     }
 
     /// The busiest CTA's work, in whole-tile times, when `rows` tile-rows are cut into narrow

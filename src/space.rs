@@ -291,6 +291,8 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
             band_tiles,
         });
     }
+    // The tail modes prune on the grid of one CTA per SM (at most one per tile).
+    let tail_grid = grid.tiles.min(arch.sm_count as u64);
     if s.persistence == Persistence::ChainedTail {
         if s.family != Family::Wgmma || s.cluster != 1 || s.split_k != 1 {
             return Err(Rejection::ChainedTailUnsupported {
@@ -298,11 +300,10 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
             });
         }
         // Pruning, not correctness: the kernel runs whole tiles when q = 1.
-        let ctas = grid.tiles.min(arch.sm_count as u64);
-        if s.tail_pieces(shape, ctas) < 2 {
+        if s.tail_pieces(shape, tail_grid) < 2 {
             return Err(Rejection::NoTailToChain {
                 tiles: grid.tiles,
-                grid: ctas,
+                grid: tail_grid,
             });
         }
     }
@@ -314,11 +315,10 @@ pub fn check(arch: &Arch, s: &Schedule, shape: &Shape) -> Result<(), Rejection> 
             });
         }
         // Pruning, not correctness: with no row cut the kernel is its `pers` twin.
-        let ctas = grid.tiles.min(arch.sm_count as u64);
-        if s.retiled_tail_rows(shape, ctas) == 0 {
+        if s.retiled_tail_rows(shape, tail_grid) == 0 {
             return Err(Rejection::NoTailToRetile {
                 tiles: grid.tiles,
-                grid: ctas,
+                grid: tail_grid,
             });
         }
     }
