@@ -228,9 +228,10 @@ impl Persistence {
 pub const CHAIN_HANDOFF_K_TILES: u64 = 8;
 /// Upper bound on tail pieces (hand-offs per tail tile).
 pub const MAX_TAIL_PIECES: u64 = 32;
-/// A retiled tail's narrow tile takes this much of a whole tile's time beyond its share of the
-/// width (its fill, drain and epilogue do not shrink with it): an estimate, so that the plan
-/// cuts tile-rows only where the narrow tiles shorten the last wave clearly.
+/// The launch plan of a retiled tail counts a narrow tile as its share of the width plus this
+/// much of a whole tile (its fill, drain and epilogue do not shrink with it): the design
+/// estimate that decides which tile-rows the kernel cuts. What a narrow tile costs when timed
+/// is the cost model's `RETILED_NARROW_TILE_COST` (measured: about a whole tile).
 pub const RETILED_TAIL_OVERHEAD: f64 = 0.05;
 /// Chained-tail workspace: this many u32 flags (one per tail tile), then the partial tiles
 /// (`FORGE_CHAIN_FLAG_WORDS` in kernels/common.cuh).
@@ -498,14 +499,25 @@ impl Schedule {
     }
 
     /// The busiest CTA's work, in whole-tile times, when `rows` tile-rows are cut into narrow
-    /// tiles and `grid` CTAs take the units round-robin (a narrow tile costs its width's share
-    /// plus [`RETILED_TAIL_OVERHEAD`]).
+    /// tiles and `grid` CTAs take the units round-robin, as the launch plan counts it (a narrow
+    /// tile costs its width's share plus [`RETILED_TAIL_OVERHEAD`]).
     pub fn retiled_tail_makespan(&self, shape: &Shape, grid: u64, rows: u32) -> f64 {
+        let weight = self.tail_bn() as f64 / self.tile.bn as f64 + RETILED_TAIL_OVERHEAD;
+        self.retiled_tail_makespan_at(shape, grid, rows, weight)
+    }
+
+    /// [`Schedule::retiled_tail_makespan`] with a narrow tile costing `weight` whole tiles.
+    pub fn retiled_tail_makespan_at(
+        &self,
+        shape: &Shape,
+        grid: u64,
+        rows: u32,
+        weight: f64,
+    ) -> f64 {
         let g = self.work_grid(shape);
         let rows = (rows as u64).min(g.tiles_m);
         let whole = (g.tiles_m - rows) * g.tiles_n;
         let narrow = rows * (shape.n as u64).div_ceil(self.tail_bn().max(8) as u64);
-        let weight = self.tail_bn() as f64 / self.tile.bn as f64 + RETILED_TAIL_OVERHEAD;
         // CTA c holds whole units c, c + G, …; narrow unit j sits at index whole + j.
         let count = |n: u64, first: u64, c: u64| -> u64 {
             // units in [first, first + n) congruent to c mod G

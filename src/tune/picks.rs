@@ -155,9 +155,10 @@ pub fn screen_picks(ranked: &[Ranked], top: usize, exhaustive: bool) -> Vec<(usi
     // best one of each cluster size is timed on the side.
     add(&|s| s.persistence == Persistence::PingPong && s.cluster == 1);
     add(&|s| s.persistence == Persistence::PingPong && s.cluster > 1);
-    // The retiled tail is priced from its plan's busiest CTA alone (narrow tiles as ¾ of a
-    // whole one plus a fixed overhead, schedule.rs): unmeasured on the device, so its best one
-    // is timed on the side too.
+    // The retiled tail is priced from its busiest CTA alone, a narrow tile at the cost fitted
+    // on four shapes of one device (about a whole tile: no gain, cost_model.rs), so the model
+    // ranks it below its `pers` twin; its best one is timed on the side so that a shape where
+    // the cut does pay is still found.
     add(&|s| s.persistence == Persistence::RetiledTail);
     if let Some(first) = ranked.first() {
         let canonical = Schedule::canonical(first.schedule.dtype);
