@@ -169,7 +169,8 @@ pub enum Cmd {
         /// The profile to widen.
         #[arg(long)]
         profile: PathBuf,
-        /// Calibration data sets (calibration.json or its directory; comma-separated).
+        /// Calibration data sets (calibration.json or its directory) or tune run reports
+        /// (report.json or its run directory); comma-separated.
         #[arg(long, value_name = "DATA", value_delimiter = ',', num_args = 1.., required = true)]
         from: Vec<PathBuf>,
         /// Where to write the widened profile (default: in place).
@@ -509,15 +510,25 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Calibrate(args) => calibrate::run(args),
         Cmd::Pool { profile, from, out } => {
-            let data = crate::calibrate::data::CalibrationData::load_all(&from)?;
+            use crate::calibrate::pool::GatePasses;
+            let data: Vec<GatePasses> = from
+                .iter()
+                .map(|p| GatePasses::load(p))
+                .collect::<anyhow::Result<_>>()?;
             // Under the written profile's lock, as a tune or merge writes it: a concurrent
             // one's entries are read here or land after, never overwritten.
             let out = out.unwrap_or_else(|| profile.clone());
             let lock_path = crate::durable::lock_path_for(&out);
             let _lock =
                 crate::durable::Lock::acquire(&lock_path, &format!("profile {}", out.display()))?;
-            let loaded = Profile::load(&profile)?;
-            let (widened, added) = crate::calibrate::pool::add_verified(loaded, &data, &from)?;
+            let mut widened = Profile::load(&profile)?;
+            let mut added = 0;
+            for (d, path) in data.iter().zip(&from) {
+                let n;
+                (widened, n) =
+                    crate::calibrate::pool::add_verified(widened, d, std::slice::from_ref(path))?;
+                added += n;
+            }
             widened.save(&out)?;
             eprintln!(
                 "wrote {}: {added} schedules added to the verified pool",
