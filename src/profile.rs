@@ -56,7 +56,7 @@ use crate::util::{
 };
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The schema this build writes.
 /// Version 3: an optional `[meta.device]` table (the tuned device's measured properties).
@@ -351,6 +351,23 @@ pub enum ProfileError {
     },
     #[error("cannot write profile {path}: {cause}")]
     Write { path: String, cause: std::io::Error },
+    #[error(
+        "no measured {arch} profile in {dir} was tuned on {device}: it holds {found}; tune on \
+         this device or pass one profile's file"
+    )]
+    NoneForDevice {
+        dir: String,
+        arch: String,
+        device: String,
+        found: String,
+    },
+    #[error("{dir} holds several measured {arch} profiles of {device}: {found}; pass one file")]
+    SeveralForDevice {
+        dir: String,
+        arch: String,
+        device: String,
+        found: String,
+    },
 }
 
 /// A name from the file, quoted in a message.
@@ -816,6 +833,76 @@ impl Profile {
             });
         }
         Ok(profile)
+    }
+
+    /// The profile for a device of `arch` named `device_name` (`GpuInfo::name`): a file is
+    /// loaded and must be of `arch` ([`Profile::load_for_arch`]); a directory (such as
+    /// profiles/) gives its one measured profile of `arch` tuned on that device
+    /// (`meta.device_name`), and an error that lists what it holds when there is none or more
+    /// than one. Files of the directory that are not profiles count as held, not as errors.
+    pub fn load_for_device(
+        path: &Path,
+        arch: &str,
+        device_name: &str,
+    ) -> Result<Profile, ProfileError> {
+        if !path.is_dir() {
+            return Profile::load_for_arch(path, arch);
+        }
+        let read = |cause| ProfileError::Read {
+            path: path.display().to_string(),
+            cause,
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(read)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml") && p.is_file())
+            .collect();
+        files.sort();
+        let (mut matching, mut held) = (vec![], vec![]);
+        for file in files {
+            let name = file
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            match Profile::load(&file) {
+                Ok(p) => {
+                    let m = &p.meta;
+                    held.push(format!(
+                        "{name} ({}, {}{})",
+                        quoted(&m.device_name),
+                        m.arch,
+                        if m.measured { "" } else { ", predicted" }
+                    ));
+                    if m.measured && m.arch == arch && m.device_name == device_name {
+                        matching.push((name, p));
+                    }
+                }
+                Err(e) => held.push(format!("{name} (not loaded: {e})")),
+            }
+        }
+        let dir = path.display().to_string();
+        match matching.len() {
+            1 => Ok(matching.pop().expect("one").1),
+            0 => Err(ProfileError::NoneForDevice {
+                dir,
+                arch: arch.to_string(),
+                device: device_name.to_string(),
+                found: if held.is_empty() {
+                    "no .toml file".to_string()
+                } else {
+                    held.join(", ")
+                },
+            }),
+            _ => Err(ProfileError::SeveralForDevice {
+                dir,
+                arch: arch.to_string(),
+                device: device_name.to_string(),
+                found: matching
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
     }
 
     /// Refuses a profile of another numerical contract than `expected`.
@@ -1381,5 +1468,62 @@ pub(crate) mod tests {
             Profile::parse(&other_arch, "x.toml"),
             Err(ProfileError::InvalidEntry { .. })
         ));
+    }
+
+    #[test]
+    fn a_directory_gives_the_measured_profile_of_this_device() {
+        let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+        for (device, file) in [
+            ("NVIDIA H200", "sm_90a-h200.toml"),
+            ("NVIDIA H100 80GB HBM3", "sm_90a-h100.toml"),
+        ] {
+            let (p, f) = (
+                Profile::load_for_device(&shipped, "sm_90a", device).unwrap(),
+                Profile::load(&shipped.join(file)).unwrap(),
+            );
+            assert_eq!((p.meta, p.entries), (f.meta, f.entries));
+        }
+        // No profile of this device: the error lists what the directory holds.
+        let err = Profile::load_for_device(&shipped, "sm_90a", "NVIDIA A100-SXM4-80GB")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("NVIDIA A100-SXM4-80GB")
+                && err.contains("sm_90a-h200.toml (NVIDIA H200, sm_90a)")
+                && err.contains("sm_89-model.toml (none (cost model only), sm_89, predicted)"),
+            "{err}"
+        );
+        // The right device of another architecture is no match either.
+        assert!(matches!(
+            Profile::load_for_device(&shipped, "sm_120", "NVIDIA H200"),
+            Err(ProfileError::NoneForDevice { .. })
+        ));
+        // Two profiles of one device: refused, both named. A file that is not a profile is
+        // listed, not fatal, and a file path is loaded as before (its architecture checked).
+        let dir = std::env::temp_dir().join(format!("forge-profiles-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let h100 = shipped.join("sm_90a-h100.toml");
+        std::fs::copy(&h100, dir.join("a.toml")).unwrap();
+        std::fs::write(dir.join("broken.toml"), "entries = [").unwrap();
+        std::fs::write(dir.join("notes.txt"), "not a profile").unwrap();
+        let p = Profile::load_for_device(&dir, "sm_90a", "NVIDIA H100 80GB HBM3").unwrap();
+        assert_eq!(p.meta.device_name, "NVIDIA H100 80GB HBM3");
+        let err = Profile::load_for_device(&dir, "sm_90a", "NVIDIA H200")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("broken.toml (not loaded:") && !err.contains("notes.txt"),
+            "{err}"
+        );
+        std::fs::copy(&h100, dir.join("b.toml")).unwrap();
+        let err = Profile::load_for_device(&dir, "sm_90a", "NVIDIA H100 80GB HBM3")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("a.toml, b.toml"), "{err}");
+        assert!(matches!(
+            Profile::load_for_device(&dir.join("a.toml"), "sm_80", "NVIDIA H100 80GB HBM3"),
+            Err(ProfileError::WrongArch { .. })
+        ));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

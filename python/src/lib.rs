@@ -189,7 +189,8 @@ fn nvrtc_version() -> PyResult<String> {
 /// --
 ///
 /// TF32 GEMMs on CUDA device `device` following a dispatch profile tuned for its
-/// architecture. Kernels are compiled by NVRTC at first use and cached in `cache_dir`
+/// architecture (a file, or a directory such as profiles/: its measured profile tuned on
+/// this device). Kernels are compiled by NVRTC at first use and cached in `cache_dir`
 /// (default: $FORGE_CACHE, else $XDG_CACHE_HOME/forge or ~/.cache/forge). Use
 /// forge.Dispatcher (Python), which adds the PyTorch methods.
 #[pyclass(frozen, module = "forge._forge")]
@@ -211,8 +212,11 @@ impl Dispatcher {
     ) -> PyResult<Dispatcher> {
         let path = path_arg(profile_path)?;
         let cache_dir = cache_dir.map(path_arg).transpose()?;
-        // The profile first, with the same exceptions as forge.select.
-        Profile::load(&path).map_err(profile_to_py)?;
+        // A profile file first, with the same exceptions as forge.select (a directory is
+        // chosen from once the device is open).
+        if !path.is_dir() {
+            Profile::load(&path).map_err(profile_to_py)?;
+        }
         let inner = py
             .detach(|| capi::open_dispatcher(&path, device, cache_dir.as_deref()))
             .map_err(failure_to_py)?;

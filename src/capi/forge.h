@@ -117,9 +117,12 @@ void forge_profile_close(forge_profile *profile);
 
 /* Opens CUDA device `device` (an ordinal as the driver and the CUDA runtime count them, under
  * the same CUDA_VISIBLE_DEVICES) with the profile at `profile_path`, which must have been tuned
- * for the device's architecture. Kernels are compiled by NVRTC at first use and cached on disk
- * in `cache_dir` (NULL: $FORGE_CACHE, else $XDG_CACHE_HOME/forge, else ~/.cache/forge). The
- * profile is read first, so a missing profile is FORGE_ERROR_PROFILE on any machine. Uses the
+ * for the device's architecture; a directory of profiles (such as profiles/) gives its measured
+ * profile tuned on this device (by name and architecture; none or several is
+ * FORGE_ERROR_PROFILE, naming what the directory holds). Kernels are compiled by NVRTC at first
+ * use and cached on disk in `cache_dir` (NULL: $FORGE_CACHE, else $XDG_CACHE_HOME/forge, else
+ * ~/.cache/forge). A profile file is read first, so a missing one is FORGE_ERROR_PROFILE on any
+ * machine. Uses the
  * device's primary context, which the CUDA runtime (and so PyTorch, cuBLAS, ...) shares. */
 forge_status forge_dispatcher_open(const char *profile_path, int device, const char *cache_dir,
                                    forge_dispatcher **out);

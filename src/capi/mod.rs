@@ -222,20 +222,30 @@ pub fn check_gemm(
     Ok((layout, shape))
 }
 
-/// Opens a dispatcher: the profile first (so a missing profile is reported on any machine),
-/// then the device, then the architecture check and the kernel cache.
+/// Opens a dispatcher: a profile file first (so a missing profile is reported on any
+/// machine), then the device, then the architecture check and the kernel cache. A directory
+/// of profiles (profiles/) gives the measured one tuned on this device
+/// ([`Profile::load_for_device`]), once the device is open.
 pub fn open_dispatcher(
     profile_path: &Path,
     device: i64,
     cache_dir: Option<&Path>,
 ) -> Result<Dispatcher, Failure> {
-    let profile = Profile::load(profile_path)?;
+    let file = if profile_path.is_dir() {
+        None
+    } else {
+        Some(Profile::load(profile_path)?)
+    };
     if device < 0 {
         return Err(Failure::invalid(format!(
             "device = {device} is invalid: a device ordinal is at least 0"
         )));
     }
     let gpu = Gpu::open(device as usize)?;
+    let profile = match file {
+        Some(p) => p,
+        None => Profile::load_for_device(profile_path, &gpu.info.arch, &gpu.info.name)?,
+    };
     if profile.meta.arch != gpu.info.arch {
         return Err(Failure::new(
             FORGE_ERROR_PROFILE,

@@ -285,7 +285,8 @@ pub enum Cmd {
 /// `forge step`'s arguments.
 #[derive(Args, Debug)]
 pub struct StepArgs {
-    /// Dispatch profile whose schedules run the TF32 GEMMs (required for --dtype tf32).
+    /// Dispatch profile whose schedules run the TF32 GEMMs (required for --dtype tf32): a
+    /// file, or a directory such as profiles/ (its measured profile tuned on this device).
     #[arg(long)]
     profile: Option<PathBuf>,
     /// Model width D.
