@@ -141,6 +141,10 @@ def test_without_a_device_a_dispatcher_says_so():
         forge.Dispatcher(SHIPPED, device="cuda:0")
     assert isinstance(e.value, forge.ForgeError) and isinstance(e.value, RuntimeError)
     assert forge.dispatcher_for(0) is None
+    # A directory of profiles is chosen from once the device is open: without one, that is
+    # what fails.
+    with pytest.raises(forge.NoDeviceError, match=r"forge|no CUDA device"):
+        forge.Dispatcher(SHIPPED.parent, device=0)
 
 
 def test_the_device_index_forms():
