@@ -122,8 +122,8 @@ void forge_profile_close(forge_profile *profile);
  * FORGE_ERROR_PROFILE, naming what the directory holds). Kernels are compiled by NVRTC at first
  * use and cached on disk in `cache_dir` (NULL: $FORGE_CACHE, else $XDG_CACHE_HOME/forge, else
  * ~/.cache/forge). A profile file is read first, so a missing one is FORGE_ERROR_PROFILE on any
- * machine. Uses the
- * device's primary context, which the CUDA runtime (and so PyTorch, cuBLAS, ...) shares. */
+ * machine. Uses the device's primary context, which the CUDA runtime (and so PyTorch, cuBLAS,
+ * ...) shares. */
 forge_status forge_dispatcher_open(const char *profile_path, int device, const char *cache_dir,
                                    forge_dispatcher **out);
 
