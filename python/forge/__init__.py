@@ -135,9 +135,9 @@ class Dispatcher:
     ``Dispatcher(profile_path, device=0, cache_dir=None)`` opens the device (its primary
     context, which PyTorch shares) with the profile at ``profile_path`` (a file, or a directory
     such as profiles/: its measured profile tuned on this device) and becomes the dispatcher
-    that forge.linear and forge.mm use for tensors on that device. Kernels are compiled by NVRTC at first use of a shape's schedule
-    (seconds) and cached on disk in ``cache_dir`` ($FORGE_CACHE, else $XDG_CACHE_HOME/forge or
-    ~/.cache/forge).
+    that forge.linear and forge.mm use for tensors on that device. Kernels are compiled by
+    NVRTC at first use of a shape's schedule (seconds) and cached on disk in ``cache_dir``
+    ($FORGE_CACHE, else $XDG_CACHE_HOME/forge or ~/.cache/forge).
     """
 
     def __init__(self, profile_path, device=0, cache_dir=None):
