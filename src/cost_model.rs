@@ -720,8 +720,10 @@ pub const RETILED_NARROW_TILE_COST: f64 = 1.03;
 /// [`RETILED_NARROW_TILE_COST`]; None when it cuts no row.
 fn retiled_tail_waves(s: &Schedule, shape: &Shape, slots: f64) -> Option<f64> {
     let grid = s.grid_ctas(shape, slots as u64);
-    s.retiled_tail_plan(shape, grid)
-        .map(|(rows, _)| s.retiled_tail_makespan_at(shape, grid, rows, RETILED_NARROW_TILE_COST))
+    match s.retiled_tail_rows(shape, grid) {
+        0 => None,
+        rows => Some(s.retiled_tail_makespan_at(shape, grid, rows, RETILED_NARROW_TILE_COST)),
+    }
 }
 
 fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Prediction {

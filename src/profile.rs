@@ -370,6 +370,24 @@ pub enum ProfileError {
     },
 }
 
+/// [`Profile::source`]: a profile read from its file, or a directory to choose from once the
+/// device is known.
+pub enum ProfileSource {
+    Loaded(Box<Profile>),
+    Directory(PathBuf),
+}
+
+impl ProfileSource {
+    /// The profile: the one read, or the directory's measured profile of this device
+    /// ([`Profile::load_for_device`]). The caller checks the architecture of a file's profile.
+    pub fn for_device(self, arch: &str, device_name: &str) -> Result<Profile, ProfileError> {
+        match self {
+            ProfileSource::Loaded(p) => Ok(*p),
+            ProfileSource::Directory(dir) => Profile::load_for_device(&dir, arch, device_name),
+        }
+    }
+}
+
 /// A name from the file, quoted in a message.
 fn quoted(text: &str) -> String {
     clip(text, MAX_QUOTED)
@@ -833,6 +851,17 @@ impl Profile {
             });
         }
         Ok(profile)
+    }
+
+    /// A profile path as a dispatcher opens it: a file is read now (so a missing or broken
+    /// profile is reported on any machine, before a device is opened); a directory waits for
+    /// the device ([`ProfileSource::for_device`]).
+    pub fn source(path: &Path) -> Result<ProfileSource, ProfileError> {
+        Ok(if path.is_dir() {
+            ProfileSource::Directory(path.to_path_buf())
+        } else {
+            ProfileSource::Loaded(Box::new(Profile::load(path)?))
+        })
     }
 
     /// The profile for a device of `arch` named `device_name` (`GpuInfo::name`): a file is

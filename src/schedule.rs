@@ -477,15 +477,8 @@ impl Schedule {
     /// with the shortest busiest CTA wins ([`Schedule::retiled_tail_makespan`]), the smallest R
     /// on a tie.
     pub fn retiled_tail_rows(&self, shape: &Shape, grid: u64) -> u32 {
-        self.retiled_tail_plan(shape, grid)
-            .map_or(0, |(rows, _)| rows)
-    }
-
-    /// [`Schedule::retiled_tail_rows`] with the busiest CTA's work at that cut (whole-tile
-    /// times); None where it cuts no row (every schedule but `rt`, and no shorter launch).
-    pub fn retiled_tail_plan(&self, shape: &Shape, grid: u64) -> Option<(u32, f64)> {
         if self.persistence != Persistence::RetiledTail || grid == 0 {
-            return None;
+            return 0;
         }
         let tiles_m = self.work_grid(shape).tiles_m as u32;
         let mut best = (0, self.retiled_tail_makespan(shape, grid, 0));
@@ -495,7 +488,7 @@ impl Schedule {
                 best = (rows, t);
             }
         }
-        (best.0 > 0).then_some(best)
+        best.0
     }
 
     /// The busiest CTA's work, in whole-tile times, when `rows` tile-rows are cut into narrow

@@ -214,11 +214,9 @@ impl Dispatcher {
         let cache_dir = cache_dir.map(path_arg).transpose()?;
         // A profile file first, with the same exceptions as forge.select (a directory is
         // chosen from once the device is open).
-        if !path.is_dir() {
-            Profile::load(&path).map_err(profile_to_py)?;
-        }
+        let source = Profile::source(&path).map_err(profile_to_py)?;
         let inner = py
-            .detach(|| capi::open_dispatcher(&path, device, cache_dir.as_deref()))
+            .detach(|| capi::open_dispatcher_from(source, &path, device, cache_dir.as_deref()))
             .map_err(failure_to_py)?;
         Ok(Dispatcher {
             inner,

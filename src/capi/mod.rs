@@ -9,7 +9,7 @@ use crate::device::cache;
 use crate::device::{DeviceError, Gpu};
 use crate::dispatch::Dispatcher;
 use crate::problem::Problem;
-use crate::profile::{Profile, ProfileError, Rule, Selection};
+use crate::profile::{Profile, ProfileError, ProfileSource, Rule, Selection};
 use crate::schedule::{Dtype, Layout};
 use crate::shape::{MAX_DIM, Shape};
 use std::cell::RefCell;
@@ -231,21 +231,29 @@ pub fn open_dispatcher(
     device: i64,
     cache_dir: Option<&Path>,
 ) -> Result<Dispatcher, Failure> {
-    let file = if profile_path.is_dir() {
-        None
-    } else {
-        Some(Profile::load(profile_path)?)
-    };
+    open_dispatcher_from(
+        Profile::source(profile_path)?,
+        profile_path,
+        device,
+        cache_dir,
+    )
+}
+
+/// [`open_dispatcher`] with the profile already read from `profile_path` (the Python
+/// binding reads it first, for its own exceptions).
+pub fn open_dispatcher_from(
+    source: ProfileSource,
+    profile_path: &Path,
+    device: i64,
+    cache_dir: Option<&Path>,
+) -> Result<Dispatcher, Failure> {
     if device < 0 {
         return Err(Failure::invalid(format!(
             "device = {device} is invalid: a device ordinal is at least 0"
         )));
     }
     let gpu = Gpu::open(device as usize)?;
-    let profile = match file {
-        Some(p) => p,
-        None => Profile::load_for_device(profile_path, &gpu.info.arch, &gpu.info.name)?,
-    };
+    let profile = source.for_device(&gpu.info.arch, &gpu.info.name)?;
     if profile.meta.arch != gpu.info.arch {
         return Err(Failure::new(
             FORGE_ERROR_PROFILE,

@@ -173,23 +173,15 @@ pub fn run(opts: &StepOptions) -> anyhow::Result<StepOutcome> {
     if opts.steps == 0 {
         bail!("--steps must be at least 1");
     }
-    // A file is read before the device opens (a missing profile is reported on any machine);
-    // a directory needs the device's name to pick its profile.
-    let profile = match (&opts.profile, cfg.dtype) {
-        (Some(p), _) if p.is_dir() => None,
-        (Some(p), _) => Some(Profile::load(p)?),
+    let source = match (&opts.profile, cfg.dtype) {
+        (Some(p), _) => Some(Profile::source(p)?),
         (None, StepDtype::Tf32) => bail!("--dtype tf32 needs --profile (a dispatch profile)"),
         (None, StepDtype::Fp32) => None,
     };
     let gpu = Gpu::open(0)?;
-    let profile = match (&opts.profile, profile) {
-        (Some(dir), None) => Some(Profile::load_for_device(
-            dir,
-            &gpu.info.arch,
-            &gpu.info.name,
-        )?),
-        (_, loaded) => loaded,
-    };
+    let profile = source
+        .map(|s| s.for_device(&gpu.info.arch, &gpu.info.name))
+        .transpose()?;
     if let Some(p) = &profile
         && p.meta.arch != gpu.info.arch
     {
