@@ -1,0 +1,32 @@
+"""Session 16, issue #13: held-out set 11 for session10_select.sh (CPU), written before any of
+these choices was timed. Ten shapes no profile entry, calibration or selection screen has held
+(one-wave deep K, medium, short K, LLM linears, tall-skinny, K % 4 != 0), each job holding
+  h100_wide  the H100 profile's choice after its pool was widened with calibration set 10
+             (profiles/sm_90a-h100.toml at this commit; reports/2026-12-05-h100-session16);
+  h100_s15   the same profile as session 15 shipped it (pool of 589; git show bfa69f8:…);
+  h200       the H200 profile's choice (profiles/sm_90a-h200.toml);
+and the model's top 8 priced for the H100 (what a fresh tune times first), split-K excluded.
+  PYTHONPATH=tests/device python3 tests/device/session16_select_jobs.py DEST H100_S15_TOML
+"""
+import sys
+
+from session8_select_jobs import select, write_jobs
+from session15_select_jobs import rank_for
+
+SET11 = ("1152x1408x8192 960x1920x12288 2432x2432x3072 3072x2560x4096 4096x3072x768 "
+         "2816x5120x1280 2048x11008x4096 512x4096x11008 8192x256x4096 777x1999x1501")
+
+
+def main():
+    dest, h100_s15 = sys.argv[1:3]
+    profiles = {"h100_wide": "profiles/sm_90a-h100.toml", "h100_s15": h100_s15,
+                "h200": "profiles/sm_90a-h200.toml"}
+    jobs = []
+    for s in SET11.split():
+        roles = {role: select(p, s) for role, p in profiles.items()}
+        jobs.append(dict(shape=s, set="11", roles=roles, top=rank_for(profiles["h100_wide"], s, 8)))
+    write_jobs(dest, jobs)
+
+
+if __name__ == "__main__":
+    main()
