@@ -5,16 +5,25 @@ these choices was timed. Ten shapes no profile entry, calibration or selection s
              (profiles/sm_90a-h100.toml at this commit; reports/2026-12-05-h100-session16);
   h100_s15   the same profile as session 15 shipped it (pool of 589; git show bfa69f8:…);
   h200       the H200 profile's choice (profiles/sm_90a-h200.toml);
+  h100_pp    h100_wide's pool ranked with the ping-pong lone-tile hypothesis (model-pp.toml:
+             `pingpong_lone_tile_factor` 1.02, shipped 1), added before any timing;
 and the model's top 8 priced for the H100 (what a fresh tune times first), split-K excluded.
   PYTHONPATH=tests/device python3 tests/device/session16_select_jobs.py DEST H100_S15_TOML
 """
+import subprocess
 import sys
 
-from session8_select_jobs import select, write_jobs
+from session8_select_jobs import FORGE, select, write_jobs
 from session15_select_jobs import rank_for
 
 SET11 = ("1152x1408x8192 960x1920x12288 2432x2432x3072 3072x2560x4096 4096x3072x768 "
          "2816x5120x1280 2048x11008x4096 512x4096x11008 8192x256x4096 777x1999x1501")
+
+
+def select_with(profile, shape, model):
+    out = subprocess.run([FORGE, "select", "--profile", profile, shape, "--model", model],
+                         check=True, capture_output=True, text=True).stdout
+    return out.split()[0]
 
 
 def main():
@@ -24,6 +33,7 @@ def main():
     jobs = []
     for s in SET11.split():
         roles = {role: select(p, s) for role, p in profiles.items()}
+        roles["h100_pp"] = select_with(profiles["h100_wide"], s, dest + "/model-pp.toml")
         jobs.append(dict(shape=s, set="11", roles=roles, top=rank_for(profiles["h100_wide"], s, 8)))
     write_jobs(dest, jobs)
 
