@@ -1501,6 +1501,28 @@ mod tests {
     }
 
     #[test]
+    fn the_lone_tile_factor_prices_only_an_unpaired_ping_pong_tile() {
+        let shipped = CostModel::shipped();
+        assert_eq!(shipped.global.pingpong_lone_tile_factor, 1.0, "shipped: not priced");
+        let mut m = shipped.clone();
+        m.global.pingpong_lone_tile_factor = 1.02;
+        let arch = h200();
+        let t = |m: &CostModel, name: &str, shape: &Shape| {
+            let p = m.predict(&arch, &sched(name), shape, Layout::Tn);
+            p.terms.mainloop_us + p.terms.tail_wave_us
+        };
+        let pp = "wgmma_tf32_128x112x32_s7_wg2_swz2_pp_c1_k1";
+        let np = "wgmma_tf32_128x112x32_s7_wg2_swz2_np_c1_k1";
+        // 10 x 11 tiles on 132 CTAs: every CTA's one tile is unpaired.
+        let one_wave = Shape::new(1216, 1216, 11264);
+        assert!((t(&m, pp, &one_wave) / t(&shipped, pp, &one_wave) - 1.02).abs() < 1e-9);
+        assert_eq!(t(&m, np, &one_wave), t(&shipped, np, &one_wave));
+        // 12 x 22 = 264 tiles: two per CTA, paired.
+        let paired = Shape::new(1536, 2464, 4096);
+        assert_eq!(t(&m, pp, &paired), t(&shipped, pp, &paired));
+    }
+
+    #[test]
     fn the_column_raster_factor_scales_only_column_raster_wgmma_main_loops() {
         let shipped = CostModel::shipped();
         assert_eq!(
