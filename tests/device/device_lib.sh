@@ -83,7 +83,7 @@ for line in sys.stdin:
     if e.get("event") == "head_to_head":
         o, c, b = e["own"]["median_us"], e["cublas"]["median_us"], e["burst"]
         bo, bc = b["own"]["median_us"], b["cublas"]["median_us"]
-        print("%-15s %-48s sustained %9.2f / %9.2f = %.3f | burst %9.2f / %9.2f = %.3f" % (sys.argv[1], e["schedule"], c, o, c/o, bc, bo, bc/bo))
+        print("%-15s %-48s%s sustained %9.2f / %9.2f = %.3f | burst %9.2f / %9.2f = %.3f" % (sys.argv[1], e["schedule"], " " + sys.argv[2] if sys.argv[2] != "serial" else "", c, o, c/o, bc, bo, bc/bo))
     elif e.get("event") == "result" and e["gate"].get("verdict") != "pass":
-        print("   GATE", line.rstrip()[:300])' "$1x$2x$3"
+        print("   GATE", line.rstrip()[:300])' "$1x$2x$3" "${LAUNCH:-serial}"
 }

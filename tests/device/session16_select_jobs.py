@@ -4,11 +4,16 @@ these choices was timed. Ten shapes no profile entry, calibration or selection s
   h100_wide  the H100 profile's choice after its pool was widened with calibration set 10
              (profiles/sm_90a-h100.toml at this commit; reports/2026-12-05-h100-session16);
   h100_s15   the same profile as session 15 shipped it (pool of 589; git show bfa69f8:…);
-  h200       the H200 profile's choice (profiles/sm_90a-h200.toml);
+  h200       the H200 profile's choice as shipped before session 16 (session 7's suite and a
+             pool of 3,950; git show 2ad9ce7:profiles/sm_90a-h200.toml);
+  h200_s16   the H200 profile tuned again in session 16 (profiles/sm_90a-h200.toml, pool 4,957:
+             calibration sets 1-4, 9, 10 and its suite run), added after that tune, before any
+             timing of set 11;
   h100_pp    h100_wide's pool ranked with the ping-pong lone-tile hypothesis (model-pp.toml:
              `pingpong_lone_tile_factor` 1.02, shipped 1), added before any timing;
-and the model's top 8 priced for the H100 (what a fresh tune times first), split-K excluded.
-  PYTHONPATH=tests/device python3 tests/device/session16_select_jobs.py DEST H100_S15_TOML
+and the model's top 8 priced for the H100, then for the H200 (what a fresh tune times first),
+split-K excluded.
+  PYTHONPATH=tests/device python3 tests/device/session16_select_jobs.py DEST H100_S15_TOML H200_S7_TOML
 """
 import subprocess
 import sys
@@ -27,14 +32,16 @@ def select_with(profile, shape, model):
 
 
 def main():
-    dest, h100_s15 = sys.argv[1:3]
+    dest, h100_s15, h200_s7 = sys.argv[1:4]
     profiles = {"h100_wide": "profiles/sm_90a-h100.toml", "h100_s15": h100_s15,
-                "h200": "profiles/sm_90a-h200.toml"}
+                "h200": h200_s7, "h200_s16": "profiles/sm_90a-h200.toml"}
     jobs = []
     for s in SET11.split():
         roles = {role: select(p, s) for role, p in profiles.items()}
         roles["h100_pp"] = select_with(profiles["h100_wide"], s, dest + "/model-pp.toml")
-        jobs.append(dict(shape=s, set="11", roles=roles, top=rank_for(profiles["h100_wide"], s, 8)))
+        top = rank_for(profiles["h100_wide"], s, 8)
+        top += [x for x in rank_for(profiles["h200_s16"], s, 8) if x not in top]
+        jobs.append(dict(shape=s, set="11", roles=roles, top=top))
     write_jobs(dest, jobs)
 
 
