@@ -483,7 +483,10 @@ impl CostModel {
         )?;
         for (key, value) in [
             ("global.column_raster_factor", g.column_raster_factor),
-            ("global.pingpong_lone_tile_factor", g.pingpong_lone_tile_factor),
+            (
+                "global.pingpong_lone_tile_factor",
+                g.pingpong_lone_tile_factor,
+            ),
         ] {
             range(key, value, 0.8, 1.25, "must be within [0.8, 1.25]")?;
         }
@@ -1503,7 +1506,10 @@ mod tests {
     #[test]
     fn the_lone_tile_factor_prices_only_an_unpaired_ping_pong_tile() {
         let shipped = CostModel::shipped();
-        assert_eq!(shipped.global.pingpong_lone_tile_factor, 1.0, "shipped: not priced");
+        assert_eq!(
+            shipped.global.pingpong_lone_tile_factor, 1.0,
+            "shipped: not priced"
+        );
         let mut m = shipped.clone();
         m.global.pingpong_lone_tile_factor = 1.02;
         let arch = h200();
