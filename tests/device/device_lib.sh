@@ -1,8 +1,11 @@
 # Sourced by the device scripts from session 7 on (from a `build_drop.sh` folder): the preamble,
 # the GPU tests, screens and head-to-heads every call repeats.
 #   device_setup NAME     work dir /tmp/forge-NAME ($W), results to $OUT ($FINAL), the kernel
-#                         cache ./cache, nvidia-smi's clocks and power; on exit NAME.tgz of $W
-#                         and its *.txt are copied to $FINAL
+#                         cache ./cache, nvidia-smi's clocks and power; while the script runs,
+#                         the SM clock, power and temperature every 100 ms in $W/clocks.csv, and
+#                         each screen's and head-to-head's start time in $W/marks.csv (to align
+#                         a timing with the clock it ran at); on exit NAME.tgz of $W and its *.txt
+#                         are copied to $FINAL
 #   gpu_tests             tests/gpu.rs, gpu_layouts.rs, step.rs (TEST_S seconds each, 120)
 #   screen M N K S...     one worker job timing schedules S… once each, gated against the
 #                         canonical output, cuBLAS in the same job; $W/screen-MxNxK.jsonl and one
@@ -16,10 +19,18 @@ device_setup() {
   FINAL=${OUT:-$PWD/gpu-out}
   W=/tmp/forge-$1
   rm -rf "$W"; mkdir -p "$W" "$FINAL"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader \
+    -lms 100 > "$W/clocks.csv" 2>&1 &
+  local logger=$!
   # shellcheck disable=SC2064  # expand now: the names are fixed for this call
-  trap "tar czf '$FINAL/$1.tgz' -C '$W' . ; cp '$W'/*.txt '$FINAL'/ 2>/dev/null" EXIT
+  trap "kill $logger 2>/dev/null; tar czf '$FINAL/$1.tgz' -C '$W' . ; cp '$W'/*.txt '$FINAL'/ 2>/dev/null" EXIT
   export FORGE_CACHE=$here/cache
   gpu_state
+}
+
+# A line in $W/marks.csv: the wall-clock time (the clock log's format) and what starts now.
+mark() {
+  echo "$(date '+%Y/%m/%d %H:%M:%S.%3N'), $*" >> "$W/marks.csv"
 }
 
 gpu_state() {
@@ -44,6 +55,7 @@ screen() {
  "contract":"tf32-rne-k8-inorder","candidates":[$c],"time_cublas":true,"cache_dir":"$FORGE_CACHE",
  "timing":{"warmup_ms":25.0,"batch_us":300.0,"min_samples":15,"max_samples":300,"target_half_width":0.01,"max_seconds":0.4}}
 JOB
+  mark screen "${m}x${n}x${k}"
   timeout 150 ./forge worker --job "$W/screen.json" > "$W/screen-${m}x${n}x${k}.jsonl" 2>&1
   python3 - "$W/screen-${m}x${n}x${k}.jsonl" "${m}x${n}x${k}" <<'PY'
 import json, sys
@@ -75,6 +87,7 @@ PY
 h2h() {
   [ -n "$4" ] || { echo "$1x$2x$3: no schedule to time"; return; }
   write_job "$W/job.json" "$1" "$2" "$3" "$4" 0.5
+  mark h2h "$1x$2x$3" "$4" "${LAUNCH:-serial}"
   timeout 90 ./forge worker --job "$W/job.json" 2>&1 | python3 -c '
 import json, sys
 for line in sys.stdin:

@@ -5,7 +5,8 @@
 # linears at M ∈ {128, 4096}, short K (3000×5000×1000, 2048×8192×512) and K % 4 ≠ 0
 # (257×513×1025, 1000×1000×1001). Every chosen schedule is timed head to head against cuBLAS in
 # the same process: sustained (ABBA rounds of ≥ 400 ms) and burst (≥ 5 ms after 25 ms idle).
-# $OUT: suite.tgz (run report, profile, logs), summary.md, profile_suite.toml, tune_suite.txt.
+# $OUT: suite.tgz (run report, profile, logs, clocks.csv: the SM clock and power every 100 ms),
+# summary.md, profile_suite.toml, tune_suite.txt.
 # RESUME=dir: a run directory (and profile_suite.toml beside it) brought back from an earlier,
 # cut call; the tune measures only the shapes it lacks.
 set -uo pipefail
@@ -13,7 +14,11 @@ FINAL=${OUT:-$PWD/gpu-out}
 W=/tmp/forge-s5-suite
 rm -rf "$W"; mkdir -p "$W" "$FINAL"
 [ -n "${RESUME:-}" ] && cp -r "$RESUME"/. "$W"/
-trap 'tar czf "$FINAL/suite.tgz" -C "$W" . ; cp "$W"/profile_suite.toml "$W"/*.txt "$W"/run_suite/summary.md "$FINAL"/ 2>/dev/null' EXIT
+# The SM clock, power and temperature every 100 ms while the suite runs (appended on a resume).
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader \
+  -lms 100 >> "$W/clocks.csv" 2>&1 &
+logger=$!
+trap 'kill $logger 2>/dev/null; tar czf "$FINAL/suite.tgz" -C "$W" . ; cp "$W"/profile_suite.toml "$W"/*.txt "$W"/run_suite/summary.md "$FINAL"/ 2>/dev/null' EXIT
 export FORGE_CACHE=$PWD/cache
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv > "$W/nvidia-smi.txt"
 # Most telling first (a cut run keeps them; `--run-dir` resumes the rest in a later call).
