@@ -1503,15 +1503,22 @@ mod tests {
         );
     }
 
+    /// The shipped model, whose hypothesis factor `field` must be 1 (not priced), and a copy
+    /// with it set to `value`.
+    fn with_hypothesis(
+        field: fn(&mut GlobalConstants) -> &mut f64,
+        value: f64,
+    ) -> (CostModel, CostModel) {
+        let mut shipped = CostModel::shipped();
+        assert_eq!(*field(&mut shipped.global), 1.0, "shipped: not priced");
+        let mut m = shipped.clone();
+        *field(&mut m.global) = value;
+        (shipped, m)
+    }
+
     #[test]
     fn the_lone_tile_factor_prices_only_an_unpaired_ping_pong_tile() {
-        let shipped = CostModel::shipped();
-        assert_eq!(
-            shipped.global.pingpong_lone_tile_factor, 1.0,
-            "shipped: not priced"
-        );
-        let mut m = shipped.clone();
-        m.global.pingpong_lone_tile_factor = 1.02;
+        let (shipped, m) = with_hypothesis(|g| &mut g.pingpong_lone_tile_factor, 1.02);
         let arch = h200();
         let t = |m: &CostModel, name: &str, shape: &Shape| {
             let p = m.predict(&arch, &sched(name), shape, Layout::Tn);
@@ -1530,13 +1537,7 @@ mod tests {
 
     #[test]
     fn the_column_raster_factor_scales_only_column_raster_wgmma_main_loops() {
-        let shipped = CostModel::shipped();
-        assert_eq!(
-            shipped.global.column_raster_factor, 1.0,
-            "shipped: not priced"
-        );
-        let mut m = shipped.clone();
-        m.global.column_raster_factor = 1.006;
+        let (shipped, m) = with_hypothesis(|g| &mut g.column_raster_factor, 1.006);
         let arch = h200();
         let shape = Shape::new(4000, 4000, 800);
         let t = |m: &CostModel, name: &str| m.predict(&arch, &sched(name), &shape, Layout::Tn);
