@@ -985,22 +985,24 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     // Ping-pong pairs a CTA's tiles on its two consumer warpgroups; with an odd count the last
     // runs alone, its batch priced × `pingpong_lone_tile_factor`.
     let lone_factor = if s.persistence == Persistence::PingPong {
-        let per_cta = (grid.units as f64 / (s.grid_ctas(shape, slots as u64) as f64 / cluster))
-            .ceil()
-            .max(1.0);
-        let lone = if per_cta % 2.0 == 1.0 { 1.0 } else { 0.0 };
-        1.0 + (g.pingpong_lone_tile_factor - 1.0) * lone / batches.max(1.0)
+        let launched = s.grid_ctas(shape, slots as u64) / s.cluster.max(1) as u64;
+        let per_cta = grid.units.div_ceil(launched.max(1));
+        if per_cta % 2 == 1 {
+            1.0 + (g.pingpong_lone_tile_factor - 1.0) / batches.max(1.0)
+        } else {
+            1.0
+        }
     } else {
         1.0
     };
-    let raster_factor = raster_factor * lone_factor;
+    let main_factor = raster_factor * lone_factor;
     let terms = Terms {
-        mainloop_us: raster_factor * ideal_mix,
+        mainloop_us: main_factor * ideal_mix,
         compute_us: waves * full_batch.compute,
         smem_us: waves * full_batch.smem,
         l2_us: waves * full_batch.l2,
         dram_us: waves * full_batch.dram,
-        tail_wave_us: raster_factor * tail_wave_us,
+        tail_wave_us: main_factor * tail_wave_us,
         latency_us: (ideal_main - ideal_mix) + fill_us,
         epilogue_us: epi_us,
         launch_us: g.launch_us + cta_us,

@@ -15,20 +15,13 @@ and the model's top 8 priced for the H100, then for the H200 (what a fresh tune 
 split-K excluded.
   PYTHONPATH=tests/device python3 tests/device/session16_select_jobs.py DEST H100_S15_TOML H200_S7_TOML
 """
-import subprocess
 import sys
 
-from session8_select_jobs import FORGE, select, write_jobs
+from session8_select_jobs import select, write_jobs
 from session15_select_jobs import rank_for
 
 SET11 = ("1152x1408x8192 960x1920x12288 2432x2432x3072 3072x2560x4096 4096x3072x768 "
          "2816x5120x1280 2048x11008x4096 512x4096x11008 8192x256x4096 777x1999x1501")
-
-
-def select_with(profile, shape, model):
-    out = subprocess.run([FORGE, "select", "--profile", profile, shape, "--model", model],
-                         check=True, capture_output=True, text=True).stdout
-    return out.split()[0]
 
 
 def main():
@@ -38,7 +31,7 @@ def main():
     jobs = []
     for s in SET11.split():
         roles = {role: select(p, s) for role, p in profiles.items()}
-        roles["h100_pp"] = select_with(profiles["h100_wide"], s, dest + "/model-pp.toml")
+        roles["h100_pp"] = select(profiles["h100_wide"], s, model=dest + "/model-pp.toml")
         top = rank_for(profiles["h100_wide"], s, 8)
         top += [x for x in rank_for(profiles["h200_s16"], s, 8) if x not in top]
         jobs.append(dict(shape=s, set="11", roles=roles, top=top))

@@ -19,8 +19,10 @@ SET3 = ("384x8192x2048 1536x4096x1024 64x16384x4096 1920x7680x640 3584x3584x896 
         "5120x1280x5120 2500x2500x2500")
 
 
-def select(profile, shape, forge=FORGE):
-    out = subprocess.run([forge, "select", "--profile", profile, shape], check=True,
+def select(profile, shape, forge=FORGE, model=None):
+    """The profile's choice for `shape` (priced with the constants file `model`, if given)."""
+    extra = ["--model", model] if model else []
+    out = subprocess.run([forge, "select", "--profile", profile, shape] + extra, check=True,
                          capture_output=True, text=True).stdout
     return out.split()[0]
 
