@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Session 17, call 1 (from a `build_drop.sh` folder holding session16_repeat.sh,
+# session10_select.sh and set 11's jobs from tests/device/session16-select). On an H200: issue
+# #12's bars repeated (`session16_repeat.sh`, ROUNDS, default 3), then set 11's pre-registered
+# held-out selection (ROUND_BUDGET_S, default 180); on any other card the selection alone, with
+# ROUND_BUDGET_S default 360 (more rounds against the bimodal one-wave timings seen on the H100).
+# $OUT (at most 8 files come back): gpu.txt, rep.tgz + summary.txt (H200 only), sel.tgz +
+# selection.txt.
+set -uo pipefail
+O=${OUT:?OUT must name the results folder}
+nvidia-smi --query-gpu=name --format=csv,noheader > "$O/gpu.txt" 2>&1
+budget=360
+if grep -q H200 "$O/gpu.txt"; then
+  budget=180
+  OUT=$O/rep ROUNDS=${ROUNDS:-3} bash session16_repeat.sh > /dev/null
+  tar czf "$O/rep.tgz" -C "$O" rep && cp "$O/rep/summary.txt" "$O/" && rm -rf "$O/rep"
+fi
+OUT=$O/sel TESTS=1 TEST_S=100 ROUND_BUDGET_S=${ROUND_BUDGET_S:-$budget} bash session10_select.sh \
+  > "$O/select-log.txt"
+tar czf "$O/sel.tgz" -C "$O" sel && cp "$O/sel/selection.txt" "$O/" && rm -rf "$O/sel"
+cat "$O/gpu.txt"
+grep -h "exit\|^round" "$O/select-log.txt"
+[ -f "$O/summary.txt" ] && cat "$O/summary.txt"
+grep "^set" "$O/selection.txt"
