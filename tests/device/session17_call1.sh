@@ -4,6 +4,7 @@
 # #12's bars repeated (`session16_repeat.sh`, ROUNDS, default 3), then set 11's pre-registered
 # held-out selection (ROUND_BUDGET_S, default 180); on any other card the selection alone, with
 # ROUND_BUDGET_S default 360 (more rounds against the bimodal one-wave timings seen on the H100).
+# TESTS=0 skips the GPU tests (default 1: run them after the selection).
 # $OUT (at most 8 files come back): gpu.txt, rep.tgz + summary.txt (H200 only), sel.tgz +
 # selection.txt.
 set -uo pipefail
@@ -15,7 +16,7 @@ if grep -q H200 "$O/gpu.txt"; then
   OUT=$O/rep ROUNDS=${ROUNDS:-3} bash session16_repeat.sh > /dev/null
   tar czf "$O/rep.tgz" -C "$O" rep && cp "$O/rep/summary.txt" "$O/" && rm -rf "$O/rep"
 fi
-OUT=$O/sel TESTS=1 TEST_S=100 ROUND_BUDGET_S=${ROUND_BUDGET_S:-$budget} bash session10_select.sh \
+OUT=$O/sel TESTS=${TESTS:-1} TEST_S=100 ROUND_BUDGET_S=${ROUND_BUDGET_S:-$budget} bash session10_select.sh \
   > "$O/select-log.txt"
 tar czf "$O/sel.tgz" -C "$O" sel && cp "$O/sel/selection.txt" "$O/" && rm -rf "$O/sel"
 cat "$O/gpu.txt"
