@@ -19,4 +19,6 @@ cp "$(test_binary step)" "$DEST/step-tests"
 cp profiles/sm_90a-h200.toml tests/device/step.sh tests/device/step_*.py tests/device/worker_job.sh \
   "$DEST/"
 for s in "$@"; do cp "tests/device/$s" "$DEST/"; done
+# Symbols are not needed there, and a call carries the working tree and the drop in 64 MiB.
+strip "$DEST/forge" "$DEST/gpu_tests" "$DEST/gpu_layouts_tests" "$DEST/step-tests"
 du -sh "$DEST"
