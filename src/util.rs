@@ -3,6 +3,7 @@
 //!
 //! * [`write_atomically`]: write a file through a temporary sibling and a rename;
 //! * [`read_capped`]: read a file, refusing more than a size limit;
+//! * [`read_maybe_gzip`]: read a file, decompressing it if it is gzip;
 //! * [`clip`]: quote text from a file in a one-line message, at most so many characters;
 //! * [`error_line`]: an error and its causes as one line, each cause once;
 //! * [`git_revision`]: the git revision this build was made from (recorded by `build.rs`);
@@ -80,6 +81,17 @@ pub fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, ReadCapped> {
         return Err(ReadCapped::TooLarge { limit });
     }
     Ok(bytes)
+}
+
+/// The bytes of `path`, decompressed when the file is gzip (its first two bytes 1f 8b).
+pub fn read_maybe_gzip(path: &Path) -> std::io::Result<Vec<u8>> {
+    let bytes = std::fs::read(path)?;
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Ok(bytes);
+    }
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes.as_slice()).read_to_end(&mut out)?;
+    Ok(out)
 }
 
 /// `text` as one line of at most `max` characters: control characters become spaces and a

@@ -288,7 +288,7 @@ fn cluster_and_one_cta_twin_are_priced_in_their_measured_ratio() {
         "reports/2026-12-04-h200-calibration-4",
     ]
     .iter()
-    .map(|dir| CalibrationData::load(&Path::new(dir).join("calibration.json")).unwrap())
+    .map(|dir| CalibrationData::load(Path::new(dir)).unwrap())
     .collect();
     let arch = &sets[0].arch;
     assert!(sets.iter().all(|d| d.arch == *arch), "one device");

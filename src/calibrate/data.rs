@@ -86,17 +86,27 @@ pub struct CalibrationData {
 }
 
 pub const JSON_NAME: &str = "calibration.json";
+/// The same data gzip-compressed: how stored sets are archived in reports/ (a tenth of the size).
+pub const JSON_GZ_NAME: &str = "calibration.json.gz";
 pub const CSV_NAME: &str = "calibration.csv";
 
 impl CalibrationData {
-    /// Reads `calibration.json` (a directory holding one, or the file itself).
+    /// Reads a data set: a directory holding `calibration.json` (else `calibration.json.gz`),
+    /// or such a file itself (gzip is recognised by its content, not its name).
     pub fn load(path: &Path) -> anyhow::Result<CalibrationData> {
         let file = if path.is_dir() {
-            path.join(JSON_NAME)
+            let plain = path.join(JSON_NAME);
+            let packed = path.join(JSON_GZ_NAME);
+            if !plain.exists() && packed.exists() {
+                packed
+            } else {
+                plain
+            }
         } else {
             path.to_path_buf()
         };
-        let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        let bytes = crate::util::read_maybe_gzip(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
         serde_json::from_slice(&bytes)
             .with_context(|| format!("{} is not a calibration data set", file.display()))
     }
@@ -191,5 +201,34 @@ impl CalibrationData {
             }
         }
         Ok(String::from_utf8(w.into_inner()?)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_gzipped_data_set_loads_as_the_plain_one_and_the_plain_file_wins() {
+        let stored = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("reports/2026-12-04-h200-calibration-4");
+        let data = CalibrationData::load(&stored).unwrap();
+        let dir = std::env::temp_dir().join(format!("forge-calibration-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&serde_json::to_vec(&data).unwrap()).unwrap();
+        std::fs::write(dir.join(JSON_GZ_NAME), gz.finish().unwrap()).unwrap();
+        let json = |d: &CalibrationData| serde_json::to_value(d).unwrap();
+        assert_eq!(json(&CalibrationData::load(&dir).unwrap()), json(&data));
+        assert_eq!(
+            json(&CalibrationData::load(&dir.join(JSON_GZ_NAME)).unwrap()),
+            json(&data)
+        );
+        let mut one_shape = data.clone();
+        one_shape.shapes.truncate(1);
+        one_shape.save(&dir).unwrap();
+        assert_eq!(CalibrationData::load(&dir).unwrap().shapes.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
