@@ -50,17 +50,22 @@ def rank_for(profile, shape, top):
     return [n for n in names if n.endswith("_k1")][:top]
 
 
+def held_out_job(set_name, shape, profiles, ranked_by, top_n, extra_roles=None):
+    """One selection job: each profile's choice (then `extra_roles`, role -> schedule) and the
+    model's `top_n` best priced for each profile of `ranked_by` in turn, each schedule once."""
+    roles = {role: select(p, shape) for role, p in profiles.items()}
+    roles.update(extra_roles or {})
+    top = []
+    for p in ranked_by:
+        top += [x for x in rank_for(p, shape, top_n) if x not in top]
+    return dict(shape=shape, set=set_name, roles=roles, top=top)
+
+
 def main():
     dest = sys.argv[1]
-    jobs = []
-    for set_name, shapes in [("10", SET10), ("r", RECHECK)]:
-        for s in shapes.split():
-            roles = {role: select(p, s) for role, p in PROFILES.items()}
-            roles["s15_best"] = s15_best(s)
-            top = []
-            for p in (PROFILES["h200"], PROFILES["h100"]):
-                top += [x for x in rank_for(p, s, 6) if x not in top]
-            jobs.append(dict(shape=s, set=set_name, roles=roles, top=top))
+    jobs = [held_out_job(set_name, s, PROFILES, (PROFILES["h200"], PROFILES["h100"]), 6,
+                         {"s15_best": s15_best(s)})
+            for set_name, shapes in [("10", SET10), ("r", RECHECK)] for s in shapes.split()]
     write_jobs(dest, jobs)
 
 

@@ -18,7 +18,7 @@ split-K excluded.
 import sys
 
 from session8_select_jobs import select, write_jobs
-from session15_select_jobs import rank_for
+from session15_select_jobs import held_out_job
 
 SET11 = ("1152x1408x8192 960x1920x12288 2432x2432x3072 3072x2560x4096 4096x3072x768 "
          "2816x5120x1280 2048x11008x4096 512x4096x11008 8192x256x4096 777x1999x1501")
@@ -28,13 +28,10 @@ def main():
     dest, h100_s15, h200_s7 = sys.argv[1:4]
     profiles = {"h100_wide": "profiles/sm_90a-h100.toml", "h100_s15": h100_s15,
                 "h200": h200_s7, "h200_s16": "profiles/sm_90a-h200.toml"}
-    jobs = []
-    for s in SET11.split():
-        roles = {role: select(p, s) for role, p in profiles.items()}
-        roles["h100_pp"] = select(profiles["h100_wide"], s, model=dest + "/model-pp.toml")
-        top = rank_for(profiles["h100_wide"], s, 8)
-        top += [x for x in rank_for(profiles["h200_s16"], s, 8) if x not in top]
-        jobs.append(dict(shape=s, set="11", roles=roles, top=top))
+    ranked_by = (profiles["h100_wide"], profiles["h200_s16"])
+    jobs = [held_out_job("11", s, profiles, ranked_by, 8, {
+        "h100_pp": select(profiles["h100_wide"], s, model=dest + "/model-pp.toml")})
+        for s in SET11.split()]
     write_jobs(dest, jobs)
 
 

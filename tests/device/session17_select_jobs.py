@@ -11,8 +11,8 @@ split-K excluded. The table's "fresh tune" is the best of those 16.
 """
 import sys
 
-from session8_select_jobs import select, write_jobs
-from session15_select_jobs import rank_for
+from session8_select_jobs import write_jobs
+from session15_select_jobs import held_out_job
 
 SET12 = ("1088x1344x10240 1600x1600x6400 2688x2176x2560 3584x3584x1024 5632x1536x2048 "
          "4096x11008x2048 256x8192x8192 16384x512x2048 1500x2500x999 640x6400x4480")
@@ -21,13 +21,8 @@ PROFILES = {"h100": "profiles/sm_90a-h100.toml", "h200": "profiles/sm_90a-h200.t
 
 def main():
     dest = sys.argv[1]
-    jobs = []
-    for s in SET12.split():
-        roles = {role: select(p, s) for role, p in PROFILES.items()}
-        top = rank_for(PROFILES["h100"], s, 8)
-        top += [x for x in rank_for(PROFILES["h200"], s, 8) if x not in top]
-        jobs.append(dict(shape=s, set="12", roles=roles, top=top))
-    write_jobs(dest, jobs)
+    ranked_by = (PROFILES["h100"], PROFILES["h200"])
+    write_jobs(dest, [held_out_job("12", s, PROFILES, ranked_by, 8) for s in SET12.split()])
 
 
 if __name__ == "__main__":
