@@ -22,3 +22,8 @@ for s in "$@"; do cp "tests/device/$s" "$DEST/"; done
 # Symbols are not needed there, and a call carries the working tree and the drop in 64 MiB.
 strip "$DEST/forge" "$DEST/gpu_tests" "$DEST/gpu_layouts_tests" "$DEST/step-tests"
 du -sh "$DEST"
+# What a call carries: the working tree (tracked and untracked-not-ignored files) and the drop.
+tree=$(git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
+drop=$(du -sb "$DEST" | cut -f1)
+echo "a call carries $(( (tree + drop) >> 20 )) MiB (tree $((tree >> 20)), drop $((drop >> 20))) of 64"
+[ $((tree + drop)) -lt $((64 << 20)) ] || { echo "build_drop.sh: over the 64 MiB a call carries" >&2; exit 1; }
