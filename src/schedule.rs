@@ -296,7 +296,47 @@ pub struct WorkGrid {
     pub k_tiles_per_unit: u64,
 }
 
+/// What the tuner's diverse picks count as one kernel configuration: everything but the
+/// raster order, the swizzle group and the grid (plain, persistent, persistent with a chained
+/// tail: `np`, `pers`, `sk`, compiled apart but otherwise one kernel). Ping-pong consumers are
+/// a kernel of their own (`FORGE_PINGPONG`), not a launch mode.
+pub type KernelConfig = (Family, Tile, u32, u32, u32, u32, bool);
+
+/// Whether two schedules differ only in their launch (raster order, swizzle group, plain,
+/// persistent or chained-tail grid).
+pub fn same_kernel(a: &Schedule, b: &Schedule) -> bool {
+    a.kernel_config() == b.kernel_config()
+}
+
+/// The first `n` of `schedules` (in their order) that each run another kernel than every one
+/// before them ([`same_kernel`]).
+pub fn one_per_kernel(schedules: impl IntoIterator<Item = Schedule>, n: usize) -> Vec<Schedule> {
+    let mut kept: Vec<Schedule> = vec![];
+    for s in schedules {
+        if kept.len() == n {
+            break;
+        }
+        if !kept.iter().any(|k| same_kernel(k, &s)) {
+            kept.push(s);
+        }
+    }
+    kept
+}
+
 impl Schedule {
+    /// Its kernel configuration ([`KernelConfig`]).
+    pub fn kernel_config(&self) -> KernelConfig {
+        (
+            self.family,
+            self.tile,
+            self.stages,
+            self.workers,
+            self.cluster,
+            self.split_k,
+            self.persistence == Persistence::PingPong,
+        )
+    }
+
     /// The canonical schedule: its output is the golden C₀ of the bit-exact gate. It is an
     /// mma_sync schedule with two stages (72 KiB of shared memory) so that it runs on every
     /// architecture forge supports, consumer parts with 99 KiB per block included.

@@ -13,6 +13,7 @@ use super::noise;
 use crate::analysis::model_accuracy::spearman;
 use crate::arch::Arch;
 use crate::cost_model::CostModel;
+use crate::schedule::{one_per_kernel, same_kernel};
 use crate::shape::Shape;
 use serde::Serialize;
 
@@ -288,6 +289,13 @@ pub struct ShapeMetrics {
     pub best_in_top16: bool,
     /// Fastest / the fastest of the model's top 4 (what a 4-candidate tune reaches).
     pub top4_efficiency: f64,
+    /// The fastest point's kernel is among the model's 4 best-ranked kernels, launch variants
+    /// (raster, swizzle group, plain / persistent / chained-tail grid) counted as one kernel
+    /// ([`crate::schedule::same_kernel`]): what a tune that screens the model's diverse
+    /// picks and then times the launch variants of the fastest (`--refine`) can find.
+    pub best_kernel_in_top4: bool,
+    /// Fastest / the fastest timed point of those 4 kernels (any launch in the data).
+    pub top4_kernels_efficiency: f64,
     pub rho: Option<f64>,
     /// median |predicted / measured − 1|.
     pub median_abs_rel_error: f64,
@@ -335,6 +343,12 @@ pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<Sh
             .map(|&i| meas[i])
             .fold(f64::INFINITY, f64::min)
     };
+    let kernels = one_per_kernel(order.iter().map(|&i| timed[i].0.schedule), 4);
+    let in_top_kernels = |i: usize| kernels.iter().any(|k| same_kernel(k, &timed[i].0.schedule));
+    let best_of_kernels = (0..meas.len())
+        .filter(|&i| in_top_kernels(i))
+        .map(|i| meas[i])
+        .fold(f64::INFINITY, f64::min);
     let mut errors: Vec<f64> = pred
         .iter()
         .zip(&meas)
@@ -364,6 +378,8 @@ pub fn shape_metrics(model: &CostModel, arch: &Arch, s: &ShapeData) -> Option<Sh
         best_in_top4: pos < 4,
         best_in_top16: pos < 16,
         top4_efficiency: meas[best] / best_of(4),
+        best_kernel_in_top4: in_top_kernels(best),
+        top4_kernels_efficiency: meas[best] / best_of_kernels,
         rho: spearman(&pred, &meas),
         median_abs_rel_error: errors[errors.len() / 2],
         model_pick: timed[order[0]].0.schedule.name(),
@@ -397,6 +413,11 @@ pub struct Summary {
     /// near-ties).
     pub near_best_in_top4: f64,
     pub top4_efficiency_geomean: f64,
+    /// Fraction of shapes whose fastest point's kernel is among the model's 4 best-ranked
+    /// kernels, and the geomean and worst of [`ShapeMetrics::top4_kernels_efficiency`].
+    pub best_kernel_in_top4: f64,
+    pub top4_kernels_efficiency_geomean: f64,
+    pub worst_top4_kernels_efficiency: f64,
     /// Median over shapes of ρ.
     pub rho_median: f64,
     pub rho_min: f64,
@@ -450,6 +471,12 @@ pub fn summary_of(m: Vec<ShapeMetrics>) -> Summary {
             .count() as f64
             / n,
         top4_efficiency_geomean: geo(&|x| x.top4_efficiency),
+        best_kernel_in_top4: m.iter().filter(|x| x.best_kernel_in_top4).count() as f64 / n,
+        top4_kernels_efficiency_geomean: geo(&|x| x.top4_kernels_efficiency),
+        worst_top4_kernels_efficiency: m
+            .iter()
+            .map(|x| x.top4_kernels_efficiency)
+            .fold(f64::INFINITY, f64::min),
         rho_median: median(rhos.clone()),
         rho_min: rhos.iter().copied().fold(f64::INFINITY, f64::min),
         median_abs_rel_error: median(m.iter().map(|x| x.median_abs_rel_error).collect()),
@@ -756,6 +783,15 @@ impl FitReport {
                 s.rho_min,
                 s.median_abs_rel_error * 100.0
             );
+            let _ = writeln!(
+                o,
+                "{what:<20} the best's kernel among the model's 4 best-ranked kernels {:>3.0}% \
+                 (launch variants as one kernel; the best timed launch of those 4 / the best: \
+                 geomean {:.3}, worst {:.3})",
+                s.best_kernel_in_top4 * 100.0,
+                s.top4_kernels_efficiency_geomean,
+                s.worst_top4_kernels_efficiency
+            );
         };
         let decided = |o: &mut String, what: &str, s: &Summary| {
             if s.decided_shapes > 0 {
@@ -880,7 +916,7 @@ mod tests {
     use crate::device::timing::TimingConfig;
     use crate::problem::Problem;
     use crate::report::{Measurement, Verdict};
-    use crate::schedule::{Dtype, Layout};
+    use crate::schedule::{Dtype, Layout, Schedule};
 
     /// One TN shape's points, the reference check passed.
     fn shape_data(shape: Shape, points: Vec<Point>) -> ShapeData {
@@ -1058,6 +1094,68 @@ mod tests {
             s.rho_median > 0.999 && s.median_abs_rel_error < 1e-12,
             "{s:?}"
         );
+    }
+
+    #[test]
+    fn the_best_kernel_counts_its_launch_variants_as_one() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let model = CostModel::shipped();
+        let shape = Shape::new(2048, 2048, 2048);
+        let ranked: Vec<Schedule> = model
+            .rank(&arch, Dtype::Tf32, Layout::Tn, &shape)
+            .iter()
+            .map(|r| r.schedule)
+            .filter(|s| !s.changes_reduction_order())
+            .collect();
+        let kernels = one_per_kernel(ranked.iter().copied(), 4);
+        // Timed: the ranking down to the fourth kernel's first schedule, and the first schedule
+        // of a fifth kernel; the fastest is either the last launch variant of the first kernel
+        // in that prefix (below the model's top 4) or the fifth kernel's.
+        let fourth = ranked.iter().position(|s| *s == kernels[3]).unwrap();
+        let prefix = &ranked[..=fourth];
+        let variant = prefix
+            .iter()
+            .rposition(|s| same_kernel(s, &kernels[0]))
+            .unwrap();
+        assert!(variant >= 4, "the variant must rank below the top 4");
+        let fifth = *ranked
+            .iter()
+            .find(|s| !kernels.iter().any(|k| same_kernel(k, s)))
+            .expect("a fifth kernel");
+        let point = |schedule: Schedule, t: f64| Point {
+            schedule,
+            origin: Origin::Top,
+            predicted_us: 0.0,
+            status: "measured".into(),
+            measured: Some(Measurement {
+                median_us: t,
+                ci_low_us: t,
+                ci_high_us: t,
+                samples: 7,
+                outliers: 0,
+                tflops: 1.0,
+            }),
+            gate: Verdict::Pass,
+            repeats_us: vec![],
+        };
+        let data = |variant_us: f64, fifth_us: f64| {
+            let mut points: Vec<Point> = prefix
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| point(s, if i == variant { variant_us } else { 110.0 }))
+                .collect();
+            points.push(point(fifth, fifth_us));
+            shape_data(shape, points)
+        };
+        let found = shape_metrics(&model, &arch, &data(100.0, 105.0)).unwrap();
+        assert!(!found.best_in_top4 && found.best_kernel_in_top4);
+        assert_eq!(found.top4_kernels_efficiency, 1.0);
+        let missed = shape_metrics(&model, &arch, &data(105.0, 100.0)).unwrap();
+        assert!(!missed.best_kernel_in_top4);
+        assert!((missed.top4_kernels_efficiency - 100.0 / 105.0).abs() < 1e-12);
+        let summary = summary_of(vec![found, missed]);
+        assert_eq!(summary.best_kernel_in_top4, 0.5);
+        assert_eq!(summary.worst_top4_kernels_efficiency, 100.0 / 105.0);
     }
 
     #[test]

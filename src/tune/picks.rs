@@ -20,44 +20,8 @@ use std::collections::{HashMap, HashSet};
 /// reduction order are picked: the others cannot pass the gate.
 pub const PER_TILE: usize = 2;
 
-/// What the diverse picks count as one kernel configuration: everything but the raster
-/// order, the swizzle group and the grid (plain, persistent, persistent with a chained tail:
-/// `np`, `pers`, `sk`, compiled apart but otherwise one kernel). Ping-pong consumers are a
-/// kernel of their own (`FORGE_PINGPONG`), not a launch mode.
-type KernelConfig = (Family, Tile, u32, u32, u32, u32, bool);
-
-/// Whether two schedules differ only in their launch (raster order, swizzle group, plain,
-/// persistent or chained-tail grid).
-pub fn same_kernel(a: &Schedule, b: &Schedule) -> bool {
-    kernel_config(a) == kernel_config(b)
-}
-
-/// The first `n` of `schedules` (in their order) that each run another kernel than every one
-/// before them ([`same_kernel`]).
-pub fn one_per_kernel(schedules: impl IntoIterator<Item = Schedule>, n: usize) -> Vec<Schedule> {
-    let mut kept: Vec<Schedule> = vec![];
-    for s in schedules {
-        if kept.len() == n {
-            break;
-        }
-        if !kept.iter().any(|k| same_kernel(k, &s)) {
-            kept.push(s);
-        }
-    }
-    kept
-}
-
-fn kernel_config(s: &Schedule) -> KernelConfig {
-    (
-        s.family,
-        s.tile,
-        s.stages,
-        s.workers,
-        s.cluster,
-        s.split_k,
-        s.persistence == Persistence::PingPong,
-    )
-}
+use crate::schedule::KernelConfig;
+pub use crate::schedule::{one_per_kernel, same_kernel};
 
 pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
     let mut kernels: HashSet<KernelConfig> = HashSet::new();
@@ -69,7 +33,7 @@ pub fn pick_diverse(ranked: &[Ranked], top: usize) -> Vec<(usize, &Ranked)> {
             continue;
         }
         let per_tile = tiles.entry((s.family, s.tile, s.cluster)).or_default();
-        if *per_tile < PER_TILE && kernels.insert(kernel_config(s)) {
+        if *per_tile < PER_TILE && kernels.insert(s.kernel_config()) {
             *per_tile += 1;
             out.push((i, r));
             if out.len() == top {
@@ -193,7 +157,7 @@ pub fn launch_variants<'a>(
     let mut out = Vec::new();
     let mut configs: Vec<KernelConfig> = vec![];
     for w in winners {
-        let config = kernel_config(w);
+        let config = w.kernel_config();
         if configs.contains(&config) {
             continue;
         }
@@ -203,7 +167,7 @@ pub fn launch_variants<'a>(
                 .iter()
                 .enumerate()
                 .filter(|(_, r)| {
-                    kernel_config(&r.schedule) == config && !screened.contains(&r.schedule)
+                    r.schedule.kernel_config() == config && !screened.contains(&r.schedule)
                 })
                 .take(VARIANTS_PER_KERNEL),
         );
