@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CPU machine: builds the release binaries and assembles a flat folder for one device call:
 # forge, the GPU test binaries (gpu_tests, gpu_layouts_tests, step-tests), the shipped profile,
-# the step scripts and the device scripts named on the command line. Carry the folder and run
+# the step scripts, the device library (device_lib.sh, worker_job.sh) and the device scripts
+# named on the command line. Carry the folder and run
 # e.g. `cd devdrop/s5a && bash session5_probe.sh`. A kernel cache already in DEST is kept.
 #   bash tests/device/build_drop.sh DEST script.sh [script.sh …]
 set -euo pipefail
@@ -17,7 +18,7 @@ cp "$(test_binary gpu)" "$DEST/gpu_tests"
 cp "$(test_binary gpu_layouts)" "$DEST/gpu_layouts_tests"
 cp "$(test_binary step)" "$DEST/step-tests"
 cp profiles/sm_90a-h200.toml tests/device/step.sh tests/device/step_*.py tests/device/worker_job.sh \
-  "$DEST/"
+  tests/device/device_lib.sh "$DEST/"
 for s in "$@"; do cp "tests/device/$s" "$DEST/"; done
 # Symbols are not needed there, and a call carries the working tree and the drop in 64 MiB.
 strip "$DEST/forge" "$DEST/gpu_tests" "$DEST/gpu_layouts_tests" "$DEST/step-tests"

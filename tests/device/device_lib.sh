@@ -6,6 +6,7 @@
 #                         each screen's and head-to-head's start time in $W/marks.csv (to align
 #                         a timing with the clock it ran at); on exit NAME.tgz of $W and its *.txt
 #                         are copied to $FINAL
+#   clock_log FILE        the clock log alone (for scripts with their own preamble)
 #   gpu_tests             tests/gpu.rs, gpu_layouts.rs, step.rs (TEST_S seconds each, 120)
 #   screen M N K S...     one worker job timing schedules S… once each, gated against the
 #                         canonical output, cuBLAS in the same job; $W/screen-MxNxK.jsonl and one
@@ -19,13 +20,19 @@ device_setup() {
   FINAL=${OUT:-$PWD/gpu-out}
   W=/tmp/forge-$1
   rm -rf "$W"; mkdir -p "$W" "$FINAL"
-  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader \
-    -lms 100 > "$W/clocks.csv" 2>&1 &
-  local logger=$!
+  clock_log "$W/clocks.csv"
   # shellcheck disable=SC2064  # expand now: the names are fixed for this call
-  trap "kill $logger 2>/dev/null; tar czf '$FINAL/$1.tgz' -C '$W' . ; cp '$W'/*.txt '$FINAL'/ 2>/dev/null" EXIT
+  trap "kill $CLOCK_LOGGER 2>/dev/null; tar czf '$FINAL/$1.tgz' -C '$W' . ; cp '$W'/*.txt '$FINAL'/ 2>/dev/null" EXIT
   export FORGE_CACHE=$here/cache
   gpu_state
+}
+
+# The SM clock, power and temperature every 100 ms, appended to FILE while the script runs;
+# the logger's pid in $CLOCK_LOGGER (kill it on exit).
+clock_log() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader \
+    -lms 100 >> "$1" 2>&1 &
+  CLOCK_LOGGER=$!
 }
 
 # A line in $W/marks.csv: the wall-clock time (the clock log's format) and what starts now.

@@ -15,10 +15,9 @@ W=/tmp/forge-s5-suite
 rm -rf "$W"; mkdir -p "$W" "$FINAL"
 [ -n "${RESUME:-}" ] && cp -r "$RESUME"/. "$W"/
 # The SM clock, power and temperature every 100 ms while the suite runs (appended on a resume).
-nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader \
-  -lms 100 >> "$W/clocks.csv" 2>&1 &
-logger=$!
-trap 'kill $logger 2>/dev/null; tar czf "$FINAL/suite.tgz" -C "$W" . ; cp "$W"/profile_suite.toml "$W"/*.txt "$W"/run_suite/summary.md "$FINAL"/ 2>/dev/null' EXIT
+source ./device_lib.sh
+clock_log "$W/clocks.csv"
+trap 'kill $CLOCK_LOGGER 2>/dev/null; tar czf "$FINAL/suite.tgz" -C "$W" . ; cp "$W"/profile_suite.toml "$W"/*.txt "$W"/run_suite/summary.md "$FINAL"/ 2>/dev/null' EXIT
 export FORGE_CACHE=$PWD/cache
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv > "$W/nvidia-smi.txt"
 # Most telling first (a cut run keeps them; `--run-dir` resumes the rest in a later call).
