@@ -41,7 +41,7 @@ const fn free(key: &'static str, lo: f64, hi: f64) -> Free {
 /// bandwidth is bounded by the same 128 B/clk (32 banks × 4 B): with the multicast term the
 /// free fit ran it to 512, pricing ping-pong's second read of B at nothing (measured: pp
 /// 1.08–1.22× the cooperative kernel's time).
-pub const FREE: [Free; 32] = [
+pub const FREE: [Free; 33] = [
     free("global.launch_us", 0.5, 10.0),
     free("global.dram_efficiency", 0.5, 1.0),
     free("global.l2_effective_fraction", 0.2, 1.0),
@@ -58,6 +58,7 @@ pub const FREE: [Free; 32] = [
     free("global.unaligned_row_l2_factor", 1.0, 4.0),
     free("global.multicast_l2_saving", 0.0, 1.0),
     free("global.pingpong_lone_tile_factor", 0.8, 1.25),
+    free("global.resource_norm", 1.0, 64.0),
     free("l2_bytes_per_clk_per_sm.{arch}", 8.0, 512.0),
     free("family.mma_sync.efficiency.{arch}", 0.05, 1.0),
     free("family.mma_sync.issue_fraction.4", 0.1, 1.0),
