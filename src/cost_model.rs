@@ -94,9 +94,10 @@ pub struct GlobalConstants {
     /// How the main loop's four resource times (tensor cores, shared memory, L2, DRAM) combine:
     /// 0 (the default) = the binding one plus `overlap_loss` × the others; p > 0 = their p-norm
     /// `(Σ tᵢᵖ)^(1/p)`, which charges more where several resources bind at once and less where
-    /// one dominates. Session 18 hypothesis (8): the stored calibration sets' co-bound points
+    /// one dominates. Shipped at 8 in session 18: the stored calibration sets' co-bound points
     /// (128×88 tiles, two CTAs per SM: compute ≈ shared memory ≈ L2) measured 15–35% over
-    /// their price while one-bound points did not.
+    /// the linear price while one-bound points did not (reports/notes.md). The fit moves it only
+    /// from a model that has it on.
     #[serde(default)]
     pub resource_norm: f64,
 }
@@ -205,8 +206,8 @@ impl fmt::Display for Term {
 /// `mainloop_us + tail_wave_us + latency_us + epilogue_us + launch_us + split_k_us + transpose_us`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Terms {
-    /// Main loop at full occupancy, spread evenly over every SM (no quantization): the binding
-    /// resource below plus the `overlap_loss` share of the others.
+    /// Main loop at full occupancy, spread evenly over every SM (no quantization): the
+    /// resources below combined (`GlobalConstants::resource_norm`).
     pub mainloop_us: f64,
     /// Tensor-core time of the main loop at the family's achievable rate (balanced, µs).
     pub compute_us: f64,

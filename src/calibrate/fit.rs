@@ -239,6 +239,10 @@ pub fn fit(
             if !free.iter().any(|g| g.key == f.key) {
                 continue;
             }
+            // A constant whose 0 means "off" below its bounds (`resource_norm`) stays off.
+            if x[i] == 0.0 && f.lo > 0.0 {
+                continue;
+            }
             for dir in [1.0, -1.0] {
                 let old = x[i];
                 let moved = if old.abs() < 1e-9 {
@@ -1046,6 +1050,28 @@ mod tests {
         );
         // Reproducible: the same data gives the same constants.
         assert_eq!(fit(&start, &arch, &train, 12, &FREE).model, r.model);
+    }
+
+    #[test]
+    fn the_fit_leaves_an_off_resource_norm_off_and_moves_an_on_one() {
+        let arch = Arch::by_name("sm_90a").unwrap();
+        let shipped = CostModel::shipped();
+        assert!(shipped.global.resource_norm > 0.0);
+        let mut truth = shipped.clone();
+        truth.global.resource_norm = 4.0;
+        let shapes = [Shape::new(2688, 2176, 2560), Shape::new(1536, 6144, 2048)];
+        let data = synthetic(&truth, &arch, &shapes);
+        let train: Vec<&ShapeData> = data.shapes.iter().collect();
+        let norm = free_constants(&["global.resource_norm".to_string()]).unwrap();
+        let moved = fit(&shipped, &arch, &train, 20, &norm);
+        assert!(
+            (moved.model.global.resource_norm - 4.0).abs() < 1.0,
+            "{}",
+            moved.model.global.resource_norm
+        );
+        let mut off = shipped.clone();
+        off.global.resource_norm = 0.0;
+        assert_eq!(fit(&off, &arch, &train, 20, &norm).model, off);
     }
 
     #[test]
