@@ -6,7 +6,8 @@
 # rounds against the bimodal one-wave timings seen on the H100).
 # The jobs: the drop's jobs.txt and jobs.json, or, where JOBS_H200 (on an H200) or JOBS_OTHER
 # (elsewhere) names folders, their jobs files put together (e.g. "set11 set12").
-# TESTS=0 skips the GPU tests (default 1: run them after the selection).
+# TESTS=0 skips the GPU tests (default 1: run them after the selection); REPEAT=0 skips #12's
+# repeat on an H200.
 # $OUT (at most 8 files come back): gpu.txt, rep.tgz + summary.txt (H200 only), sel.tgz +
 # selection.txt, select-log.txt.
 set -uo pipefail
@@ -24,8 +25,10 @@ if grep -q H200 "$O/gpu.txt"; then
   budget=180
   # shellcheck disable=SC2086  # folder names, one word each
   use_jobs ${JOBS_H200:-}
-  OUT=$O/rep ROUNDS=${ROUNDS:-3} bash session16_repeat.sh > /dev/null
-  tar czf "$O/rep.tgz" -C "$O" rep && cp "$O/rep/summary.txt" "$O/" && rm -rf "$O/rep"
+  if [ "${REPEAT:-1}" = 1 ]; then
+    OUT=$O/rep ROUNDS=${ROUNDS:-3} bash session16_repeat.sh > /dev/null
+    tar czf "$O/rep.tgz" -C "$O" rep && cp "$O/rep/summary.txt" "$O/" && rm -rf "$O/rep"
+  fi
 else
   # shellcheck disable=SC2086
   use_jobs ${JOBS_OTHER:-}

@@ -6,7 +6,10 @@
 #   ~330 s): $OUT/suite.tgz and summary.txt.
 # - H200, CALL=2: calibration on held-out set 11's shapes (never calibrated on an H200: it
 #   judges `resource_norm` held out; CAL_S, default 430): $OUT/cal.tgz.
-# - any other card, either call: calibration on held-out set 12's shapes (CAL_S): $OUT/cal.tgz.
+# - any other card, CALL=1 or 2: calibration on held-out set 12's shapes (CAL_S): $OUT/cal.tgz.
+# - CALL=3, any card: held-out selection (`session17_call1.sh` without #12's repeat): set 13 on an
+#   H200, sets 12h and 13 elsewhere (jobs from `session18_select_jobs.py`, in the drop's set13/
+#   and set12h/ folders), ROUND_BUDGET_S (default 330): sel.tgz, selection.txt, select-log.txt.
 # $OUT also gets gpu.txt (the card).
 set -uo pipefail
 O=${OUT:?OUT must name the results folder}
@@ -19,7 +22,10 @@ calibrate() {
   OUT=$O/cal SHAPES=$1 CAL_S=${CAL_S:-430} bash session11_calibrate.sh
   tar czf "$O/cal.tgz" -C "$O" cal && rm -rf "$O/cal"
 }
-if grep -q H200 "$O/gpu.txt"; then
+if [ "${CALL:-1}" = 3 ]; then
+  REPEAT=0 JOBS_H200=set13 JOBS_OTHER="set12h set13" TESTS=0 \
+    ROUND_BUDGET_S=${ROUND_BUDGET_S:-330} bash session17_call1.sh
+elif grep -q H200 "$O/gpu.txt"; then
   if [ "${CALL:-1}" = 1 ]; then
     OUT=$O/suite SHAPES=all ROUNDS=${ROUNDS:-3} timeout "${SUITE_S:-480}" bash session16_repeat.sh \
       > /dev/null
