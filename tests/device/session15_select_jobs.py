@@ -42,11 +42,11 @@ def s15_best(shape):
     return min(full, key=full.get)
 
 
-def rank_for(profile, shape, top, model=None):
+def rank_for(profile, shape, top, model=None, forge=FORGE):
     """The model's `top` best schedules without split-K, priced for the profile's device (with
-    the constants file `model`, if given)."""
+    the constants file `model`, if given; by the build `forge`)."""
     extra = ["--model", model] if model else []
-    out = subprocess.run([FORGE, "rank", "--arch", "sm_90a", "--shapes", shape, "--top", "100000",
+    out = subprocess.run([forge, "rank", "--arch", "sm_90a", "--shapes", shape, "--top", "100000",
                           "--profile", profile] + extra, check=True, capture_output=True,
                          text=True).stdout
     names = [line.split()[1] for line in out.splitlines() if line.split()[:1] and line.split()[0].isdigit()]

@@ -7,12 +7,13 @@ model's first 4 screened, and Spearman's rho over the screened.
 (SEL_DIR holds screens-N.txt; e.g. session 18's sel.tgz, unpacked.)
 """
 import glob
+import os
 import math
 import statistics
 import subprocess
 import sys
 
-FORGE = "target/release/forge"
+FORGE = os.environ.get("FORGE", "target/release/forge")
 
 
 def screened(sel_dir):
