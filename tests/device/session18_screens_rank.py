@@ -7,8 +7,8 @@ model's first 4 screened, and Spearman's rho over the screened.
 (SEL_DIR holds screens-N.txt; e.g. session 18's sel.tgz, unpacked.)
 """
 import glob
-import os
 import math
+import os
 import statistics
 import subprocess
 import sys
