@@ -694,7 +694,7 @@ fn rank_in(ctx: &Ctx, by_name: &[Schedule], layout: Layout, shape: &Shape) -> Ve
 /// whole grid, visited with the banded dimension fastest: the other raster's group 1. Equal
 /// orders get equal prices (session 19: the H100 ran `swz16c` at 2560×2048×6144, 13 tile
 /// columns, 12–17% slower than `swz4`, as slow as plain row-major order, priced 3% faster).
-pub(crate) fn visit_order(raster: Raster, group: u32, grid: &WorkGrid) -> (Raster, u32) {
+fn visit_order(raster: Raster, group: u32, grid: &WorkGrid) -> (Raster, u32) {
     let banded = match raster {
         Raster::Row => grid.tiles_m,
         Raster::Column => grid.tiles_n,

@@ -53,16 +53,18 @@ def rank_for(profile, shape, top, model=None, forge=FORGE):
     return [n for n in names if n.endswith("_k1")][:top]
 
 
-def held_out_job(set_name, shape, profiles, ranked_by, top_n, extra_roles=None, models=(None,)):
+def held_out_job(set_name, shape, profiles, ranked_by, top_n, extra_roles=None, models=(None,),
+                 forges=(FORGE,)):
     """One selection job: each profile's choice (then `extra_roles`, role -> schedule) and, for
-    each constants file of `models` in turn (None: the shipped one), the model's `top_n` best
-    priced for each profile of `ranked_by` in turn, each schedule once."""
+    each build of `forges` and each constants file of `models` in turn (None: the shipped one),
+    the model's `top_n` best priced for each profile of `ranked_by` in turn, each schedule once."""
     roles = {role: select(p, shape) for role, p in profiles.items()}
     roles.update(extra_roles or {})
     top = []
-    for model in models:
-        for p in ranked_by:
-            top += [x for x in rank_for(p, shape, top_n, model) if x not in top]
+    for forge in forges:
+        for model in models:
+            for p in ranked_by:
+                top += [x for x in rank_for(p, shape, top_n, model, forge) if x not in top]
     return dict(shape=shape, set=set_name, roles=roles, top=top)
 
 

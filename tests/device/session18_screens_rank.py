@@ -3,7 +3,7 @@ screens timed, per shape: the model's first choice among the screened (over the 
 priced for PROFILE's device, with the constants file MODEL if given) against the fastest
 screened (median over the rounds, timed in at least 4), whether that fastest is among the
 model's first 4 screened, and Spearman's rho over the screened.
-  python3 tests/device/session18_screens_rank.py SEL_DIR PROFILE [MODEL]
+  [FORGE=<a forge build>] python3 tests/device/session18_screens_rank.py SEL_DIR PROFILE [MODEL]
 (SEL_DIR holds screens-N.txt; e.g. session 18's sel.tgz, unpacked.)
 """
 import glob

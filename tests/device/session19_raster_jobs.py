@@ -12,10 +12,10 @@ import re
 import sys
 
 from session8_select_jobs import select, write_jobs
+from session17_select_jobs import PROFILES
 
 SHAPES = ("3328x2816x1536 2560x2048x6144 3840x1792x2816 5120x2304x1792 1408x3200x6656 "
           "2816x5120x1280 2432x2432x3072 3072x2560x4096")
-PROFILES = {"h100": "profiles/sm_90a-h100.toml", "h200": "profiles/sm_90a-h200.toml"}
 RASTERS = [f"swz{g}{c}" for c in ("", "c") for g in (1, 2, 4, 8, 16)]
 
 

@@ -13,20 +13,17 @@ best of those. Writes DEST/jobs.{txt,json}.
 import os
 import sys
 
-from session8_select_jobs import select, write_jobs
-from session15_select_jobs import held_out_job, rank_for
+from session8_select_jobs import FORGE, select, write_jobs
+from session15_select_jobs import held_out_job
+from session17_select_jobs import PROFILES
 
 SET14 = ("2304x2560x3584 3840x1792x2816 1408x3200x6656 5120x2304x1792 2944x2944x2048 "
          "768x5632x5632 4096x2816x1024 1792x1792x9216 2500x1800x3300 10240x640x2560")
-PROFILES = {"h100": "profiles/sm_90a-h100.toml", "h200": "profiles/sm_90a-h200.toml"}
 
 
 def job(shape, old):
     s18 = {role + "_s18": select(p, shape, forge=old) for role, p in PROFILES.items()}
-    j = held_out_job("14", shape, PROFILES, PROFILES.values(), 8, s18)
-    for p in PROFILES.values():
-        j["top"] += [x for x in rank_for(p, shape, 8, forge=old) if x not in j["top"]]
-    return j
+    return held_out_job("14", shape, PROFILES, PROFILES.values(), 8, s18, forges=(FORGE, old))
 
 
 def main():

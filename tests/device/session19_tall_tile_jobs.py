@@ -11,10 +11,10 @@ DEST/jobs.{txt,json}.
 import sys
 
 from session8_select_jobs import select, write_jobs
+from session17_select_jobs import PROFILES
 
 MS = (64, 128, 192, 256, 384, 512, 768)
 TILES = ("256x128x32_s4_wg2", "128x256x32_s4_wg2", "128x128x32_s6_wg2", "64x128x32_s7_wg1")
-PROFILES = {"h100": "profiles/sm_90a-h100.toml", "h200": "profiles/sm_90a-h200.toml"}
 
 
 def job(m):
