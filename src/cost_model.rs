@@ -100,6 +100,11 @@ pub struct GlobalConstants {
     /// moves it only from a model that has it on.
     #[serde(default)]
     pub resource_norm: f64,
+    /// Each byte a wgmma tile's TMA box reads past the matrix (a tile taller than M or wider
+    /// than N keeps its overhang: the copy engine zero-fills those rows) is charged as this
+    /// many DRAM bytes; 0 (the default) prices them as L2 → SM bytes only.
+    #[serde(default)]
+    pub tma_oob_dram_factor: f64,
 }
 
 fn one() -> f64 {
@@ -388,6 +393,8 @@ struct Unit {
     l2_bytes: f64,
     l2_bytes_no_multicast: f64,
     dram_bytes: f64,
+    /// Bytes of the unit's TMA boxes that lie past M or N (zero-filled), before the factor.
+    oob_bytes: f64,
     latency: f64,
 }
 
@@ -397,7 +404,8 @@ impl Unit {
         let compute = j * self.compute / (j * self.issue).min(1.0);
         let smem = j * self.smem;
         let l2 = (self.l2_bytes * active / ctx.l2_bw).max(self.l2_bytes * j / ctx.l2_port);
-        let dram = self.dram_bytes * active / ctx.dram_bw;
+        let dram =
+            (self.dram_bytes + g.tma_oob_dram_factor * self.oob_bytes) * active / ctx.dram_bw;
         let bound = compute.max(smem).max(l2).max(dram);
         let mix = if g.resource_norm > 0.0 && bound > 0.0 {
             // Scaled by the bound so that high powers of small times stay finite.
@@ -509,6 +517,13 @@ impl CostModel {
             0.1,
             2.0,
             "must be within [0.1, 2]",
+        )?;
+        range(
+            "global.tma_oob_dram_factor",
+            g.tma_oob_dram_factor,
+            0.0,
+            8.0,
+            "must be within [0, 8]",
         )?;
         for (key, value) in [
             ("global.column_raster_factor", g.column_raster_factor),
@@ -901,6 +916,15 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         l2_bytes: l2_unit,
         l2_bytes_no_multicast: l2_unit_nomc,
         dram_bytes: dram_main / n_cta,
+        oob_bytes: if s.family == Family::Wgmma {
+            // Edge tiles shift inward (kernels/common.cuh `forge_inward`) unless the extent is
+            // smaller than the tile; a cluster's CTAs take consecutive BM tiles and split B's box.
+            let oob_a = if m < bm { bm - m / cluster } else { 0.0 };
+            let oob_b = if n < bn { (bn - n) / cluster } else { 0.0 };
+            k_span * (oob_a + oob_b) * elem
+        } else {
+            0.0
+        },
         latency: k_unit
             * (g.pipeline_latency_clk
                 + if clustered {
