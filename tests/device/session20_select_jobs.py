@@ -1,0 +1,35 @@
+"""Session 20, issue #13: held-out set 15 for session10_select.sh (CPU), written before any of
+these shapes was timed. Ten shapes that no profile entry, calibration set, selection screen or
+report of this repository holds, each with M or N smaller than the tall tiles (a wgmma tile
+larger than the matrix keeps its overhang: kernels/common.cuh `forge_inward`). It judges the
+hypothesis `tma_oob_dram_factor = 0.5` (tests/device/session20-select/model-oob.toml: each
+zero-filled byte of such a tile's TMA boxes is charged as half a DRAM byte), formed from the
+stored H200 calibration sets and session 20's tall-tile probe on an H100. Roles:
+  h100, h200          each profile's choice as shipped (the factor at 0);
+  h100_oob, h200_oob  the same profiles' choices with the hypothesis;
+and both models' top 8 priced for each device (split-K excluded); the table's "fresh tune" is
+the best of those. Writes DEST/jobs.{txt,json}.
+  PYTHONPATH=tests/device python3 tests/device/session20_select_jobs.py DEST
+"""
+import sys
+
+from session8_select_jobs import select, write_jobs
+from session15_select_jobs import held_out_job
+from session17_select_jobs import PROFILES
+
+SET15 = ("40x14336x4096 80x8192x8192 112x16384x2048 160x12288x4096 176x5120x10240 "
+         "224x14336x2048 200x20480x3072 144x28672x4096 12288x112x4096 16384x176x2048")
+OOB = "tests/device/session20-select/model-oob.toml"
+
+
+def job(shape):
+    oob = {role + "_oob": select(p, shape, model=OOB) for role, p in PROFILES.items()}
+    return held_out_job("15", shape, PROFILES, PROFILES.values(), 8, oob, (None, OOB))
+
+
+def main():
+    write_jobs(sys.argv[1], [job(s) for s in SET15.split()])
+
+
+if __name__ == "__main__":
+    main()
