@@ -1653,7 +1653,10 @@ mod tests {
     #[test]
     fn the_oob_factor_charges_only_tiles_larger_than_the_matrix() {
         let shipped = CostModel::shipped();
-        assert_eq!(shipped.global.tma_oob_dram_factor, 0.0, "shipped: not priced");
+        assert_eq!(
+            shipped.global.tma_oob_dram_factor, 0.0,
+            "shipped: not priced"
+        );
         let mut m = shipped.clone();
         m.global.tma_oob_dram_factor = 0.5;
         let arch = h200();
