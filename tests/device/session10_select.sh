@@ -9,6 +9,7 @@ set -uo pipefail
 source ./device_lib.sh
 device_setup s10s
 cp jobs.json "$W/"
+[ -s jobs.txt ] || { echo "no jobs: jobs.txt is missing or empty" >&2; exit 2; }
 start=$SECONDS
 budget=${ROUND_BUDGET_S:-420}
 round=0

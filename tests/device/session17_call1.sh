@@ -16,6 +16,9 @@ nvidia-smi --query-gpu=name --format=csv,noheader > "$O/gpu.txt" 2>&1
 use_jobs() {
   [ $# -gt 0 ] || return 0
   local d
+  for d in "$@"; do
+    [ -s "$d/jobs.txt" ] || { echo "no jobs: $d/jobs.txt is missing or empty" >&2; exit 2; }
+  done
   for d in "$@"; do cat "$d/jobs.txt"; done > jobs.txt
   python3 -c 'import json, sys
 json.dump([j for d in sys.argv[1:] for j in json.load(open(d + "/jobs.json"))], open("jobs.json", "w"))' "$@"
