@@ -10,6 +10,11 @@ stored H200 calibration sets and session 20's tall-tile probe on an H100. Roles:
 and both models' top 8 priced for each device (split-K excluded); the table's "fresh tune" is
 the best of those. Writes DEST/jobs.{txt,json}.
   PYTHONPATH=tests/device python3 tests/device/session20_select_jobs.py DEST
+
+Held-out set 16 (`... DEST 16`), written after set 15 was judged and the factor shipped at 0.25
+(chosen after seeing set 15, so set 15 no longer judges it): ten more such shapes; roles each
+profile's choice as shipped (0.25) and with the factor off (`h100_off`, `h200_off`:
+tests/device/session20-select/model-off.toml), and both models' top 8.
 """
 import sys
 
@@ -19,16 +24,24 @@ from session17_select_jobs import PROFILES
 
 SET15 = ("40x14336x4096 80x8192x8192 112x16384x2048 160x12288x4096 176x5120x10240 "
          "224x14336x2048 200x20480x3072 144x28672x4096 12288x112x4096 16384x176x2048")
+SET16 = ("48x16384x6144 96x8192x6144 120x11008x4096 208x16384x3072 232x12288x2048 "
+         "64x28672x2048 136x6144x12288 8192x96x8192 20480x208x2048 184x18432x4096")
 OOB = "tests/device/session20-select/model-oob.toml"
+OFF = "tests/device/session20-select/model-off.toml"
 
 
-def job(shape):
-    oob = {role + "_oob": select(p, shape, model=OOB) for role, p in PROFILES.items()}
-    return held_out_job("15", shape, PROFILES, PROFILES.values(), 8, oob, (None, OOB))
+def job(set_name, shape, model, suffix):
+    """Each profile's choice as shipped and with the constants file `model` (role + suffix),
+    and both models' top 8 for each profile's device."""
+    other = {role + suffix: select(p, shape, model=model) for role, p in PROFILES.items()}
+    return held_out_job(set_name, shape, PROFILES, PROFILES.values(), 8, other, (None, model))
 
 
 def main():
-    write_jobs(sys.argv[1], [job(s) for s in SET15.split()])
+    if sys.argv[2:] == ["16"]:
+        write_jobs(sys.argv[1], [job("16", s, OFF, "_off") for s in SET16.split()])
+    else:
+        write_jobs(sys.argv[1], [job("15", s, OOB, "_oob") for s in SET15.split()])
 
 
 if __name__ == "__main__":
