@@ -5,7 +5,7 @@ larger than the matrix keeps its overhang: kernels/common.cuh `forge_inward`). I
 hypothesis `tma_oob_dram_factor = 0.5` (tests/device/session20-select/model-oob.toml: each
 zero-filled byte of such a tile's TMA boxes is charged as half a DRAM byte), formed from the
 stored H200 calibration sets and session 20's tall-tile probe on an H100. Roles:
-  h100, h200          each profile's choice as shipped (the factor at 0);
+  h100, h200          each profile's choice as shipped when written (b7f509c: the factor at 0);
   h100_oob, h200_oob  the same profiles' choices with the hypothesis;
 and both models' top 8 priced for each device (split-K excluded); the table's "fresh tune" is
 the best of those. Writes DEST/jobs.{txt,json}.
