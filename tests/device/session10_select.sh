@@ -6,10 +6,10 @@
 # session9_select_table.py. $OUT: screens-N.txt, selection.txt, nvidia-smi.txt, s10s.tgz (each
 # round's JSONL); with TESTS=1 also the GPU tests of this build (tests*.txt).
 set -uo pipefail
+[ -s jobs.txt ] || { echo "no jobs: jobs.txt is missing or empty" >&2; exit 2; }
 source ./device_lib.sh
 device_setup s10s
 cp jobs.json "$W/"
-[ -s jobs.txt ] || { echo "no jobs: jobs.txt is missing or empty" >&2; exit 2; }
 start=$SECONDS
 budget=${ROUND_BUDGET_S:-420}
 round=0

@@ -68,6 +68,14 @@ def held_out_job(set_name, shape, profiles, ranked_by, top_n, extra_roles=None, 
     return dict(shape=shape, set=set_name, roles=roles, top=top)
 
 
+def alternative_model_job(set_name, shape, profiles, top_n, model, suffix):
+    """A held-out job judging the constants file `model` against the shipped model: each
+    profile's choice with either (the alternative's roles named role + `suffix`) and both
+    models' `top_n` best priced for each profile's device."""
+    other = {role + suffix: select(p, shape, model=model) for role, p in profiles.items()}
+    return held_out_job(set_name, shape, profiles, profiles.values(), top_n, other, (None, model))
+
+
 def main():
     dest = sys.argv[1]
     jobs = [held_out_job(set_name, s, PROFILES, (PROFILES["h200"], PROFILES["h100"]), 6,

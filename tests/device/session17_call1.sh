@@ -18,8 +18,8 @@ use_jobs() {
   local d
   for d in "$@"; do
     [ -s "$d/jobs.txt" ] || { echo "no jobs: $d/jobs.txt is missing or empty" >&2; exit 2; }
-  done
-  for d in "$@"; do cat "$d/jobs.txt"; done > jobs.txt
+    cat "$d/jobs.txt"
+  done > jobs.txt
   python3 -c 'import json, sys
 json.dump([j for d in sys.argv[1:] for j in json.load(open(d + "/jobs.json"))], open("jobs.json", "w"))' "$@"
 }

@@ -14,8 +14,8 @@ Writes DEST/set13/jobs.{txt,json} and DEST/set12h/jobs.{txt,json}.
 import os
 import sys
 
-from session8_select_jobs import select, write_jobs
-from session15_select_jobs import held_out_job
+from session8_select_jobs import write_jobs
+from session15_select_jobs import alternative_model_job
 from session17_select_jobs import SET12
 
 SET13 = ("1024x1408x12288 1792x2304x5120 3328x2816x1536 2048x14336x4096 384x11008x4096 "
@@ -27,9 +27,7 @@ LINEAR = "tests/device/session18-select/model-linear.toml"
 def job(set_name, shape, profiles, top_n):
     """Each profile's choice with the shipped model and with the linear one, and each model's
     `top_n` best priced for each profile's device, each schedule once."""
-    linear = {role + "_lin": select(p, shape, model=LINEAR) for role, p in profiles.items()}
-    return held_out_job(set_name, shape, profiles, profiles.values(), top_n, linear,
-                        (None, LINEAR))
+    return alternative_model_job(set_name, shape, profiles, top_n, LINEAR, "_lin")
 
 
 def main():

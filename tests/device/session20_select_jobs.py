@@ -18,8 +18,8 @@ tests/device/session20-select/model-off.toml), and both models' top 8.
 """
 import sys
 
-from session8_select_jobs import select, write_jobs
-from session15_select_jobs import held_out_job
+from session8_select_jobs import write_jobs
+from session15_select_jobs import alternative_model_job
 from session17_select_jobs import PROFILES
 
 SET15 = ("40x14336x4096 80x8192x8192 112x16384x2048 160x12288x4096 176x5120x10240 "
@@ -30,18 +30,12 @@ OOB = "tests/device/session20-select/model-oob.toml"
 OFF = "tests/device/session20-select/model-off.toml"
 
 
-def job(set_name, shape, model, suffix):
-    """Each profile's choice as shipped and with the constants file `model` (role + suffix),
-    and both models' top 8 for each profile's device."""
-    other = {role + suffix: select(p, shape, model=model) for role, p in PROFILES.items()}
-    return held_out_job(set_name, shape, PROFILES, PROFILES.values(), 8, other, (None, model))
-
-
 def main():
     if sys.argv[2:] == ["16"]:
-        write_jobs(sys.argv[1], [job("16", s, OFF, "_off") for s in SET16.split()])
+        jobs = [alternative_model_job("16", s, PROFILES, 8, OFF, "_off") for s in SET16.split()]
     else:
-        write_jobs(sys.argv[1], [job("15", s, OOB, "_oob") for s in SET15.split()])
+        jobs = [alternative_model_job("15", s, PROFILES, 8, OOB, "_oob") for s in SET15.split()]
+    write_jobs(sys.argv[1], jobs)
 
 
 if __name__ == "__main__":
