@@ -77,6 +77,8 @@ def main():
         order = {name: i for i, (name, _) in enumerate(pred[shape])}
         price = dict(pred[shape])
         meas = {n: statistics.median(v) for n, v in times[shape].items() if len(v) >= 4 and n in order}
+        if not meas:
+            continue  # timed in fewer than 4 rounds
         names = sorted(meas, key=order.get)
         best = min(meas, key=meas.get)
         eff.append(meas[best] / meas[names[0]])
