@@ -1011,7 +1011,8 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     };
 
     // Split-K reduction: read every partial, write C; from L2 when the workspace fits.
-    let mut dram_bytes = dram_main;
+    // The zero-filled overhang is charged as DRAM bytes in the main loop; report it with them.
+    let mut dram_bytes = dram_main + g.tma_oob_dram_factor * unit.oob_bytes * n_cta;
     let split_k_us = if s.split_k > 1 {
         let ws = splits * m * n * 4.0;
         let bytes = ws + m * n * 4.0;
@@ -1670,6 +1671,20 @@ mod tests {
         // the order the model without it gets wrong.
         assert!(t(&off, tall, &short) < t(&off, wide, &short));
         assert!(t(&m, tall, &short) > t(&m, wide, &short));
+        // The charge is reported with the DRAM bytes (`forge rank --explain`): 64 rows of 6144
+        // K of 4 B on each of the 128 CTAs, times the factor.
+        let bytes = |m: &CostModel| {
+            m.predict(&arch, &sched(tall), &short, Layout::Tn)
+                .terms
+                .dram_bytes
+        };
+        let charged = m.global.tma_oob_dram_factor * 64.0 * 6144.0 * 4.0 * 128.0;
+        assert!(
+            (bytes(&m) - bytes(&off) - charged).abs() < 1.0,
+            "{} {}",
+            bytes(&m),
+            bytes(&off)
+        );
         // N = 176 < 256: B's box overhangs the 128x256 tile; M = 256 fits the 256-row one.
         let skinny = Shape::new(16384, 176, 2048);
         assert!(t(&m, wide, &skinny) > t(&off, wide, &skinny));
