@@ -47,7 +47,9 @@ struct ForgeParams {
     int splits;    // split-K count (>= 1); only read when FORGE_SPLITK == 1
     int tail;      // FORGE_CHAINED_TAIL: K pieces per tail tile (>= 1); FORGE_RETILED_TAIL:
                    // tile-rows cut into narrow tiles (>= 0); else unused
-};                 // 28 bytes, passed by value
+    int a_rows;    // wgmma: rows of the A map's TMA box when it is shorter than BM (M < BM),
+    int b_rows;    // of B's when shorter than BN; 0: the whole tile (ABI.md "Short boxes")
+};                 // 36 bytes, passed by value
 
 struct alignas(64) ForgeTensorMap {
     unsigned long long opaque[16];  // a CUtensorMap encoded by the host

@@ -546,6 +546,11 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
         // ---------------- producer warpgroup ----------------
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(FWG_PRODUCER_REGS));
         if (threadIdx.x == 0) {
+            // Short boxes (ABI.md): a map whose box is shorter than the tile fills only its
+            // rows; the rows past it keep stale shared memory, whose accumulator rows lie past
+            // M (N) and are never stored.
+            const unsigned a_load = p.a_rows > 0 ? (unsigned)p.a_rows * 128u : FWG_A_BYTES;
+            const unsigned b_load = p.b_rows > 0 ? (unsigned)p.b_rows * 128u : FWG_B_BYTES;
             int stage = 0;
             unsigned phase = 0;
             forge_for_each_unit(p, [&](const ForgeWork& w) {
@@ -558,8 +563,8 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
                     const unsigned full = full0 + 8 * stage;
                     const unsigned sa = base + stage * FWG_STAGE_BYTES;
                     // A narrow unit loads TAIL_BN rows of B into the front of the B region.
-                    fwg_mbar_expect_tx(full, narrow ? FWG_A_BYTES + FORGE_TAIL_BN * 128
-                                                    : FWG_STAGE_BYTES);
+                    fwg_mbar_expect_tx(full, narrow ? a_load + FORGE_TAIL_BN * 128
+                                                    : a_load + b_load);
                     fwg_tma_load(sa, &tmA, kt * 32, m0, full);
 #if FORGE_RETILED_TAIL
                     fwg_tma_load(sa + FWG_A_BYTES, narrow ? &tmB2 : &tmB, kt * 32, n0, full);

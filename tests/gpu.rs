@@ -209,6 +209,67 @@ fn retiled_tail_is_bit_identical_and_reruns_identically() {
     }
 }
 
+/// Tiles larger than the matrix load short TMA boxes (`forge::device::kernel::short_box_rows`,
+/// ABI.md "Short boxes"): the tile's rows past the box keep stale shared memory. Every such
+/// wgmma schedule (tall and wide tiles, ping-pong, a cluster, split-K; M or N
+/// below the tile, ragged, K % 4 ≠ 0 through the padded copy) must give C₀'s bits (the
+/// canonical is mma_sync, which has no boxes) into a poisoned C, twice.
+#[test]
+fn short_boxes_are_bit_identical_where_the_tile_overhangs() {
+    let Some(gpu) = gpu() else { return };
+    let cache = cache();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
+    let arch = gpu.info.arch().unwrap();
+    let names = [
+        "wgmma_tf32_256x128x32_s4_wg2_swz1c_pers_c1_k1",
+        "wgmma_tf32_128x256x32_s4_wg2_swz8_np_c1_k1",
+        "wgmma_tf32_64x128x32_s7_wg1_swz1_np_c1_k1",
+        "wgmma_tf32_128x104x32_s7_wg2_swz1_pp_c1_k1",
+        "wgmma_tf32_128x192x32_s5_wg2_swz4_pers_c2_k1",
+        "wgmma_tf32_128x128x32_s4_wg1_swz1_np_c1_k4",
+        "wgmma_tf32_64x64x32_s7_wg1_swz1_pers_c1_k1",
+    ];
+    let mut shortened = 0;
+    for shape in [
+        Shape::new(40, 4096, 1024),
+        Shape::new(192, 2048, 512),
+        Shape::new(100, 300, 299),
+        Shape::new(4096, 96, 1024),
+        Shape::new(2000, 40, 300),
+        Shape::new(20, 20, 64),
+    ] {
+        let ins = inputs(&gpu, &util, &shape, SEED);
+        let mut loaded = LoadedKernels::new(Rounding::NearestEven);
+        let golden = golden(&gpu, &cache, &mut loaded, &shape, &ins);
+        for name in names {
+            let s: Schedule = name.parse().unwrap();
+            if forge::space::check(&arch, &s, &shape).is_err() {
+                continue;
+            }
+            let short = forge::device::kernel::short_boxes(&s, &shape) != (None, None);
+            shortened += short as u32;
+            for launch in ["first", "second"] {
+                ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
+                let out = run(&gpu, &cache, &mut loaded, &s, &shape, &ins);
+                let g = gate::compare(&golden, &out);
+                eprintln!(
+                    "{shape} {name} ({launch}, short box {short}): gate {:?} ({} differ)",
+                    g.verdict, g.differing
+                );
+                if s.split_k == 1 {
+                    assert_eq!(g.verdict, Verdict::Pass, "{shape} {name} {launch}: {g:?}");
+                }
+                let err = reference_error(&out, &shape, SEED);
+                assert!(
+                    err < reference::TF32_TOLERANCE,
+                    "{shape} {name}: rel err {err}"
+                );
+            }
+        }
+    }
+    assert!(shortened >= 20, "only {shortened} runs had a short box");
+}
+
 /// Runs one tail schedule (chained or retiled) against C₀ of the canonical schedule, then
 /// launches it again without re-zeroing its workspace (a chained tail's flags must be left at
 /// zero); both outputs must pass the gate. Returns (K pieces per tail tile, tile-rows retiled)

@@ -47,8 +47,8 @@
         }                                                                                  \
     } while (0)
 
-struct ForgeParams { int M, N, K; int group; int raster_n; int splits; int tail; };
-static_assert(sizeof(ForgeParams) == 28, "ABI: ForgeParams is 28 bytes (kernels/common.cuh)");
+struct ForgeParams { int M, N, K; int group; int raster_n; int splits; int tail; int a_rows, b_rows; };
+static_assert(sizeof(ForgeParams) == 36, "ABI: ForgeParams is 36 bytes (kernels/common.cuh)");
 
 // ------------------------------------------------------------------------------------------
 // Configurations
@@ -257,7 +257,7 @@ static int cdiv(int a, int b) { return (a + b - 1) / b; }
 
 // Launch gemm (+ reduce when splits > 1). Returns false if the config cannot launch.
 static void launch(const Mod& md, const Cfg& c, Dev& d, int M, int N, int K, CUstream st = 0) {
-    ForgeParams p{M, N, K, c.group, c.raster_n, c.splitk ? c.splits : 1, 1};
+    ForgeParams p{M, N, K, c.group, c.raster_n, c.splitk ? c.splits : 1, 1, 0, 0};
     const int units = cdiv(M, c.bm) * cdiv(N, c.bn) * p.splits;
     const int grid = c.persistent ? std::min(units, d.sms * md.occ) : units;
     void* args[] = {&d.A, &d.B, &d.C, &d.ws, &p};

@@ -84,8 +84,8 @@ extern "C" int MMA_LAUNCH(const float* A, const float* B, float* C, ForgeParams 
 #include <string>
 #include <vector>
 
-struct ForgeParams { int M, N, K; int group; int raster_n; int splits; int tail_pieces; };  // ABI: 28 bytes
-static_assert(sizeof(ForgeParams) == 28, "ForgeParams must match common.cuh");
+struct ForgeParams { int M, N, K; int group; int raster_n; int splits; int tail_pieces; int a_rows, b_rows; };  // ABI: 36 bytes
+static_assert(sizeof(ForgeParams) == 36, "ForgeParams must match common.cuh");
 extern "C" int wg_config(int* v);
 extern "C" int wg_launch(const CUtensorMap* ta, const CUtensorMap* tb, float* C, float* ws, ForgeParams p,
                          int grid, cudaStream_t st);
@@ -326,7 +326,7 @@ static void teardown(Gemm& g) {
     for (auto p : g.B) cudaFree(p);
     cudaFree(g.C); cudaFree(g.Cref); cudaFree(g.Cmma); cudaFree(g.ws);
 }
-static ForgeParams params(const Gemm& g) { return ForgeParams{g.M, g.N, g.K, g_group, g_raster, g_splits, 1}; }
+static ForgeParams params(const Gemm& g) { return ForgeParams{g.M, g.N, g.K, g_group, g_raster, g_splits, 1, 0, 0}; }
 static void run_own(Gemm& g, int set, cudaStream_t st = 0) {
     ForgeParams p = params(g);
     CKI(wg_launch(&g.ta[set], &g.tb[set], g.C, g.ws, p, grid_for(p), st));

@@ -24,6 +24,31 @@ pub struct ForgeParams {
     /// A chained tail's K pieces per tail tile, or a retiled tail's tile-rows cut into
     /// narrow tiles (a kernel is at most one of the two); else unused.
     pub tail: i32,
+    /// wgmma: rows of A's TMA box where shorter than the tile ([`short_box_rows`]); 0: BM.
+    pub a_rows: i32,
+    /// wgmma: rows of B's TMA box where shorter than the tile; 0: BN.
+    pub b_rows: i32,
+}
+
+/// Rows of a TMA box over `extent` rows for a tile of `tile` rows, where the matrix is smaller
+/// than the tile: the rows it has, rounded up to a multiple of 8 (one 128-byte swizzle atom), so
+/// the copy engine does not zero-fill the rest (ABI.md "Short boxes"). None where the tile fits
+/// or `FORGE_FULL_TMA_BOX` is set (the full, zero-filled boxes, for A/B timings).
+pub fn short_box_rows(extent: u32, tile: u32) -> Option<u32> {
+    static FULL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let full = *FULL.get_or_init(|| std::env::var_os("FORGE_FULL_TMA_BOX").is_some());
+    (!full && extent < tile).then(|| extent.next_multiple_of(8).min(tile))
+}
+
+/// The short boxes of a wgmma launch: A's where M < BM; B's where N < BN, only where one CTA
+/// loads all of B's box (no multicast slices) and no narrow tail map shares its rows.
+pub fn short_boxes(schedule: &Schedule, shape: &Shape) -> (Option<u32>, Option<u32>) {
+    let t = schedule.tile;
+    let whole_b = schedule.cluster == 1 && schedule.persistence != Persistence::RetiledTail;
+    (
+        short_box_rows(shape.m, t.bm),
+        whole_b.then(|| short_box_rows(shape.n, t.bn)).flatten(),
+    )
 }
 
 /// A TMA descriptor (`CUtensorMap`, 128 bytes, 64-byte aligned).
@@ -139,7 +164,7 @@ impl LoadedVariant {
         let grid = schedule.grid_ctas(shape, self.resident_ctas);
         let grid = u32::try_from(grid)
             .map_err(|_| DeviceError::Other(format!("grid of {grid} CTAs is too large")))?;
-        let params = ForgeParams {
+        let mut params = ForgeParams {
             m: shape.m as i32,
             n: shape.n as i32,
             k: shape.k as i32,
@@ -150,20 +175,33 @@ impl LoadedVariant {
                 Persistence::RetiledTail => schedule.retiled_tail_rows(shape, grid as u64),
                 _ => schedule.tail_pieces(shape, grid as u64),
             } as i32,
+            a_rows: 0,
+            b_rows: 0,
         };
         let maps = match self.variant.family {
             Family::MmaSync => None,
             Family::Wgmma => {
                 let t = schedule.tile;
+                let (a_box, b_box) = short_boxes(schedule, shape);
+                params.a_rows = a_box.unwrap_or(0) as i32;
+                params.b_rows = b_box.unwrap_or(0) as i32;
                 Some((
-                    encode_tensor_map(a, shape.k, lda, shape.m, t.bk, t.bm, self.tma_rounds)?,
+                    encode_tensor_map(
+                        a,
+                        shape.k,
+                        lda,
+                        shape.m,
+                        t.bk,
+                        a_box.unwrap_or(t.bm),
+                        self.tma_rounds,
+                    )?,
                     encode_tensor_map(
                         b,
                         shape.k,
                         ldb,
                         shape.n,
                         t.bk,
-                        t.bn / schedule.cluster,
+                        b_box.unwrap_or(t.bn / schedule.cluster),
                         self.tma_rounds,
                     )?,
                 ))
