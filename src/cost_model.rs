@@ -918,9 +918,20 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         dram_bytes: dram_main / n_cta,
         oob_bytes: if s.family == Family::Wgmma {
             // Edge tiles shift inward (kernels/common.cuh `forge_inward`) unless the extent is
-            // smaller than the tile; a cluster's CTAs take consecutive BM tiles and split B's box.
-            let oob_a = if m < bm { bm - m / cluster } else { 0.0 };
-            let oob_b = if n < bn { (bn - n) / cluster } else { 0.0 };
+            // smaller than the tile; then the box is short (`Schedule::short_tma_boxes`) and
+            // zero-fills nothing, except B's under a cluster (its CTAs split B's box) or a
+            // retiled tail.
+            let (short_a, short_b) = s.short_tma_boxes(shape);
+            let oob_a = if m < bm && short_a.is_none() {
+                bm - m / cluster
+            } else {
+                0.0
+            };
+            let oob_b = if n < bn && short_b.is_none() {
+                (bn - n) / cluster
+            } else {
+                0.0
+            };
             k_span * (oob_a + oob_b) * elem
         } else {
             0.0
@@ -1652,44 +1663,36 @@ mod tests {
     }
 
     #[test]
-    fn the_oob_factor_charges_only_tiles_larger_than_the_matrix() {
+    fn the_oob_factor_charges_only_boxes_that_still_overhang() {
         let m = CostModel::shipped();
         assert!(m.global.tma_oob_dram_factor > 0.0, "shipped: priced");
         let mut off = m.clone();
         off.global.tma_oob_dram_factor = 0.0;
         let arch = h200();
-        let t = |m: &CostModel, name: &str, shape: &Shape| {
-            m.predict(&arch, &sched(name), shape, Layout::Tn).time_us
+        let predict = |m: &CostModel, name: &str, shape: &Shape| {
+            m.predict(&arch, &sched(name), shape, Layout::Tn)
         };
+        let t = |m: &CostModel, name: &str, shape: &Shape| predict(m, name, shape).time_us;
+        // M = 192 < 256: the tall tile's A box is short (session 21), nothing is zero-filled.
         let tall = "wgmma_tf32_256x128x32_s4_wg2_swz1c_pers_c1_k1";
-        let wide = "wgmma_tf32_128x256x32_s4_wg2_swz1c_pers_c1_k1";
-        // M = 192: the 256-row tile zero-fills 64 rows of A, the 128-row tiles none (inward).
         let short = Shape::new(192, 16384, 6144);
-        assert!(t(&m, tall, &short) > t(&off, tall, &short));
-        assert_eq!(t(&m, wide, &short), t(&off, wide, &short));
-        // Measured on the H200 (calibration set 9): 170.8 µs against 131.1; the factor turns
-        // the order the model without it gets wrong.
-        assert!(t(&off, tall, &short) < t(&off, wide, &short));
-        assert!(t(&m, tall, &short) > t(&m, wide, &short));
-        // The charge is reported with the DRAM bytes (`forge rank --explain`): 64 rows of 6144
-        // K of 4 B on each of the 128 CTAs, times the factor.
-        let bytes = |m: &CostModel| {
-            m.predict(&arch, &sched(tall), &short, Layout::Tn)
-                .terms
-                .dram_bytes
-        };
-        let charged = m.global.tma_oob_dram_factor * 64.0 * 6144.0 * 4.0 * 128.0;
+        assert_eq!(t(&m, tall, &short), t(&off, tall, &short));
+        // N = 176 < 256: one CTA's B box is short; a 2-CTA cluster's CTAs split B's box, each
+        // half keeps its overhang of (256 − 176) / 2 rows: charged, and reported with the DRAM
+        // bytes (`forge rank --explain`) on each of the 128 × 1 tiles' CTAs.
+        let skinny = Shape::new(16384, 176, 2048);
+        let wide = "wgmma_tf32_128x256x32_s4_wg2_swz1c_pers_c1_k1";
+        let wide_c2 = "wgmma_tf32_128x256x32_s4_wg2_swz1c_pers_c2_k1";
+        assert_eq!(t(&m, wide, &skinny), t(&off, wide, &skinny));
+        assert!(t(&m, wide_c2, &skinny) > t(&off, wide_c2, &skinny));
+        let bytes = |m: &CostModel| predict(m, wide_c2, &skinny).terms.dram_bytes;
+        let charged = m.global.tma_oob_dram_factor * 40.0 * 2048.0 * 4.0 * 128.0;
         assert!(
             (bytes(&m) - bytes(&off) - charged).abs() < 1.0,
             "{} {}",
             bytes(&m),
             bytes(&off)
         );
-        // N = 176 < 256: B's box overhangs the 128x256 tile; M = 256 fits the 256-row one.
-        let skinny = Shape::new(16384, 176, 2048);
-        assert!(t(&m, wide, &skinny) > t(&off, wide, &skinny));
-        let fits = Shape::new(256, 16384, 4096);
-        assert_eq!(t(&m, tall, &fits), t(&off, tall, &fits));
         // The mma_sync family zero-fills in its own copies: not charged.
         let sync = "mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1";
         assert_eq!(t(&m, sync, &short), t(&off, sync, &short));

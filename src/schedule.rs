@@ -505,6 +505,25 @@ impl Schedule {
         best.1 as u32
     }
 
+    /// Rows of a wgmma launch's A and B TMA boxes where they are shorter than the tile
+    /// (kernels/ABI.md "Short boxes"): A's where M < BM; B's where N < BN and one CTA loads
+    /// the whole box (cluster 1: no multicast slices; no retiled tail, whose narrow map shares
+    /// B's rows). A short box holds the rows the matrix has, rounded up to 8 (one 128-byte
+    /// swizzle atom), so the copy engine zero-fills none of the tile's overhang. None: the
+    /// whole tile; always None for mma_sync, which has no boxes.
+    pub fn short_tma_boxes(&self, shape: &Shape) -> (Option<u32>, Option<u32>) {
+        if self.family != Family::Wgmma {
+            return (None, None);
+        }
+        let short =
+            |extent: u32, tile: u32| (extent < tile).then(|| extent.next_multiple_of(8).min(tile));
+        let whole_b = self.cluster == 1 && self.persistence != Persistence::RetiledTail;
+        (
+            short(shape.m, self.tile.bm),
+            whole_b.then(|| short(shape.n, self.tile.bn)).flatten(),
+        )
+    }
+
     /// A retiled tail's narrow tile width: ¾ of BN, down to a multiple of 8 (the wgmma N step).
     pub fn tail_bn(&self) -> u32 {
         (self.tile.bn * 3 / 4) / 8 * 8
@@ -700,6 +719,33 @@ pub mod by_name {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_tma_boxes_cover_the_rows_the_matrix_has() {
+        let s = |name: &str| name.parse::<Schedule>().unwrap();
+        let tall = s("wgmma_tf32_256x128x32_s4_wg2_swz1c_pers_c1_k1");
+        assert_eq!(
+            tall.short_tma_boxes(&Shape::new(192, 16384, 4096)),
+            (Some(192), None)
+        );
+        assert_eq!(
+            tall.short_tma_boxes(&Shape::new(61, 100, 64)),
+            (Some(64), Some(104))
+        );
+        assert_eq!(
+            tall.short_tma_boxes(&Shape::new(256, 128, 64)),
+            (None, None)
+        );
+        let c2 = s("wgmma_tf32_128x256x32_s4_wg2_swz1c_pers_c2_k1");
+        assert_eq!(
+            c2.short_tma_boxes(&Shape::new(100, 176, 64)),
+            (Some(104), None)
+        );
+        let rt = s("wgmma_tf32_128x256x32_s4_wg2_swz8_rt_c1_k1");
+        assert_eq!(rt.short_tma_boxes(&Shape::new(4096, 176, 64)), (None, None));
+        let sync = s("mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1");
+        assert_eq!(sync.short_tma_boxes(&Shape::new(40, 40, 64)), (None, None));
+    }
 
     #[test]
     fn names_round_trip() {

@@ -209,8 +209,8 @@ fn retiled_tail_is_bit_identical_and_reruns_identically() {
     }
 }
 
-/// Tiles larger than the matrix load short TMA boxes (`forge::device::kernel::short_box_rows`,
-/// ABI.md "Short boxes"): the tile's rows past the box keep stale shared memory. Every such
+/// Tiles larger than the matrix load short TMA boxes (`Schedule::short_tma_boxes`, ABI.md
+/// "Short boxes"): the tile's rows past the box keep stale shared memory. Every such
 /// wgmma schedule (tall and wide tiles, ping-pong, a cluster, split-K; M or N
 /// below the tile, ragged, K % 4 ≠ 0 through the padded copy) must give C₀'s bits (the
 /// canonical is mma_sync, which has no boxes) into a poisoned C, twice.

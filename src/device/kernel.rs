@@ -24,31 +24,22 @@ pub struct ForgeParams {
     /// A chained tail's K pieces per tail tile, or a retiled tail's tile-rows cut into
     /// narrow tiles (a kernel is at most one of the two); else unused.
     pub tail: i32,
-    /// wgmma: rows of A's TMA box where shorter than the tile ([`short_box_rows`]); 0: BM.
+    /// wgmma: rows of A's TMA box where shorter than the tile ([`short_boxes`]); 0: BM.
     pub a_rows: i32,
     /// wgmma: rows of B's TMA box where shorter than the tile; 0: BN.
     pub b_rows: i32,
 }
 
-/// Rows of a TMA box over `extent` rows for a tile of `tile` rows, where the matrix is smaller
-/// than the tile: the rows it has, rounded up to a multiple of 8 (one 128-byte swizzle atom), so
-/// the copy engine does not zero-fill the rest (ABI.md "Short boxes"). None where the tile fits
-/// or `FORGE_FULL_TMA_BOX` is set (the full, zero-filled boxes, for A/B timings).
-pub fn short_box_rows(extent: u32, tile: u32) -> Option<u32> {
-    static FULL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let full = *FULL.get_or_init(|| std::env::var_os("FORGE_FULL_TMA_BOX").is_some());
-    (!full && extent < tile).then(|| extent.next_multiple_of(8).min(tile))
-}
-
-/// The short boxes of a wgmma launch: A's where M < BM; B's where N < BN, only where one CTA
-/// loads all of B's box (no multicast slices) and no narrow tail map shares its rows.
+/// The launch's short TMA boxes ([`Schedule::short_tma_boxes`]), or none where
+/// `FORGE_FULL_TMA_BOX` is set in the environment (the full, zero-filled boxes, for A/B
+/// timings in one binary).
 pub fn short_boxes(schedule: &Schedule, shape: &Shape) -> (Option<u32>, Option<u32>) {
-    let t = schedule.tile;
-    let whole_b = schedule.cluster == 1 && schedule.persistence != Persistence::RetiledTail;
-    (
-        short_box_rows(shape.m, t.bm),
-        whole_b.then(|| short_box_rows(shape.n, t.bn)).flatten(),
-    )
+    static FULL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *FULL.get_or_init(|| std::env::var_os("FORGE_FULL_TMA_BOX").is_some()) {
+        (None, None)
+    } else {
+        schedule.short_tma_boxes(shape)
+    }
 }
 
 /// A TMA descriptor (`CUtensorMap`, 128 bytes, 64-byte aligned).

@@ -1,7 +1,7 @@
 """Session 18, issue #13 (CPU): the cost model's order among the schedules a selection run's
 screens timed, per shape: the model's first choice among the screened (over the whole space,
 priced for PROFILE's device, with the constants file MODEL if given) against the fastest
-screened (median over the rounds, timed in at least 4), whether that fastest is among the
+screened (median over the rounds, timed in at least MIN_ROUNDS, default 4), whether that fastest is among the
 model's first 4 screened, and Spearman's rho over the screened.
   [FORGE=<a forge build>] python3 tests/device/session18_screens_rank.py SEL_DIR PROFILE [MODEL]
 (SEL_DIR holds screens-N.txt; e.g. session 18's sel.tgz, unpacked.)
@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 FORGE = os.environ.get("FORGE", "target/release/forge")
+MIN_ROUNDS = int(os.environ.get("MIN_ROUNDS", "4"))
 
 
 def screened(sel_dir):
@@ -76,9 +77,9 @@ def main():
     for shape in sorted(times):
         order = {name: i for i, (name, _) in enumerate(pred[shape])}
         price = dict(pred[shape])
-        meas = {n: statistics.median(v) for n, v in times[shape].items() if len(v) >= 4 and n in order}
+        meas = {n: statistics.median(v) for n, v in times[shape].items() if len(v) >= MIN_ROUNDS and n in order}
         if not meas:
-            continue  # timed in fewer than 4 rounds
+            continue  # timed in fewer than MIN_ROUNDS rounds
         names = sorted(meas, key=order.get)
         best = min(meas, key=meas.get)
         eff.append(meas[best] / meas[names[0]])
