@@ -90,6 +90,21 @@ fn reference_error(out: &[f32], shape: &Shape, seed: u64) -> f64 {
     (d2 / r2).sqrt()
 }
 
+/// `out` of schedule `s` is within the TF32 tolerance of the FP64 reference and, unless it
+/// splits K (a different summation order by design), bit-identical to C₀ (`golden`).
+fn check_output(out: &[f32], golden: &[f32], s: &Schedule, shape: &Shape, label: &str) {
+    let err = reference_error(out, shape, SEED);
+    assert!(err < reference::TF32_TOLERANCE, "{label}: rel err {err}");
+    let g = gate::compare(golden, out);
+    eprintln!(
+        "{label}: ref err {err:.2e}, gate {:?} ({} differ)",
+        g.verdict, g.differing
+    );
+    if s.split_k == 1 {
+        assert_eq!(g.verdict, Verdict::Pass, "{label}: {g:?}");
+    }
+}
+
 fn schedules() -> Vec<&'static str> {
     vec![
         "mma_sync_tf32_128x128x32_s2_w8_swz1_np_c1_k1",
@@ -134,19 +149,13 @@ fn every_family_matches_fp64_and_the_gate_sorts_them() {
                 continue;
             }
             let out = run(&gpu, &cache, &mut loaded, &s, &shape, &ins);
-            let err = reference_error(&out, &shape, SEED);
-            assert!(
-                err < reference::TF32_TOLERANCE,
-                "{shape} {name}: rel err {err}"
+            check_output(
+                &out,
+                &golden,
+                &s,
+                &shape,
+                &format!("{rounding} {shape} {name}"),
             );
-            let g = gate::compare(&golden, &out);
-            eprintln!(
-                "{rounding} {shape} {name}: ref err {err:.2e}, gate {:?} ({} differ)",
-                g.verdict, g.differing
-            );
-            if s.split_k == 1 {
-                assert_eq!(g.verdict, Verdict::Pass, "{shape} {name}: {g:?}");
-            }
         }
     }
 }
@@ -251,19 +260,8 @@ fn short_boxes_are_bit_identical_where_the_tile_overhangs() {
             for launch in ["first", "second"] {
                 ins.c[0].fill_bits(&gpu.stream, POISON_BITS).unwrap();
                 let out = run(&gpu, &cache, &mut loaded, &s, &shape, &ins);
-                let g = gate::compare(&golden, &out);
-                eprintln!(
-                    "{shape} {name} ({launch}, short box {short}): gate {:?} ({} differ)",
-                    g.verdict, g.differing
-                );
-                if s.split_k == 1 {
-                    assert_eq!(g.verdict, Verdict::Pass, "{shape} {name} {launch}: {g:?}");
-                }
-                let err = reference_error(&out, &shape, SEED);
-                assert!(
-                    err < reference::TF32_TOLERANCE,
-                    "{shape} {name}: rel err {err}"
-                );
+                let label = format!("{shape} {name} ({launch}, short box {short})");
+                check_output(&out, &golden, &s, &shape, &label);
             }
         }
     }
