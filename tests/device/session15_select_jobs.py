@@ -68,12 +68,16 @@ def held_out_job(set_name, shape, profiles, ranked_by, top_n, extra_roles=None, 
     return dict(shape=shape, set=set_name, roles=roles, top=top)
 
 
-def alternative_model_job(set_name, shape, profiles, top_n, model, suffix):
-    """A held-out job judging the constants file `model` against the shipped model: each
-    profile's choice with either (the alternative's roles named role + `suffix`) and both
-    models' `top_n` best priced for each profile's device."""
-    other = {role + suffix: select(p, shape, model=model) for role, p in profiles.items()}
-    return held_out_job(set_name, shape, profiles, profiles.values(), top_n, other, (None, model))
+def alternative_model_job(set_name, shape, profiles, top_n, model, suffix, forge=None):
+    """A held-out job judging the constants file `model` (or, with `model` None, the build
+    `forge`) against the shipped model of this build: each profile's choice with either (the
+    alternative's roles named role + `suffix`) and both models' `top_n` best priced for each
+    profile's device."""
+    other = {role + suffix: select(p, shape, forge=forge or FORGE, model=model)
+             for role, p in profiles.items()}
+    models = (None, model) if model else (None,)
+    forges = (FORGE, forge) if forge else (FORGE,)
+    return held_out_job(set_name, shape, profiles, profiles.values(), top_n, other, models, forges)
 
 
 def main():

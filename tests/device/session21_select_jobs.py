@@ -14,8 +14,8 @@ the best of those. Every kernel is timed with short boxes. Writes DEST/jobs.{txt
 import os
 import sys
 
-from session8_select_jobs import FORGE, select, write_jobs
-from session15_select_jobs import held_out_job
+from session8_select_jobs import write_jobs
+from session15_select_jobs import alternative_model_job
 from session17_select_jobs import PROFILES
 
 SET17 = ("56x12288x4096 72x16384x3072 104x24576x2048 152x8192x8192 200x14336x4096 "
@@ -24,11 +24,8 @@ PREV = os.environ.get("PREV", "target/prev21/forge")
 
 
 def main():
-    jobs = []
-    for shape in SET17.split():
-        prev = {role + "_prev": select(p, shape, forge=PREV) for role, p in PROFILES.items()}
-        jobs.append(held_out_job("17", shape, PROFILES, PROFILES.values(), 8, prev,
-                                 forges=(FORGE, PREV)))
+    jobs = [alternative_model_job("17", s, PROFILES, 8, None, "_prev", forge=PREV)
+            for s in SET17.split()]
     write_jobs(sys.argv[1], jobs)
 
 
