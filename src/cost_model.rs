@@ -119,7 +119,13 @@ fn default_pad_efficiency() -> f64 {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FamilyConstants {
+    /// Registers per thread beyond the accumulators (ignored with `whole_register_file`).
     pub reg_overhead: u32,
+    /// The kernel claims the whole register file: compiled for one CTA per SM (launch bounds
+    /// with a minimum of one block; setmaxnreg splits the file between producer and
+    /// consumers), so one CTA runs per SM whatever its accumulators.
+    #[serde(default)]
+    pub whole_register_file: bool,
     pub cta_prologue_clk: f64,
     pub fill_hidden_persistent: f64,
     pub epilogue_overlap_persistent: f64,
@@ -275,6 +281,7 @@ struct FamilyCtx {
     efficiency: f64,
     issue: [f64; 9],
     reg_overhead: u32,
+    whole_register_file: bool,
     prologue_clk: f64,
     fill_hidden: f64,
     epilogue_overlap: f64,
@@ -332,6 +339,7 @@ impl FamilyCtx {
             efficiency: lookup(&c.efficiency, arch),
             issue,
             reg_overhead: c.reg_overhead,
+            whole_register_file: c.whole_register_file,
             prologue_clk: c.cta_prologue_clk,
             fill_hidden: c.fill_hidden_persistent,
             epilogue_overlap: c.epilogue_overlap_persistent,
@@ -643,6 +651,12 @@ impl CostModel {
         predict_in(&Ctx::new(self, arch), s, shape, layout)
     }
 
+    /// CTAs of `s` the model runs per SM on `arch` (shared memory, registers, threads, limit).
+    pub fn ctas_per_sm(&self, arch: &Arch, s: &Schedule) -> u32 {
+        let ctx = Ctx::new(self, arch);
+        occupancy(ctx.g, &ctx.families[family_index(s.family)], arch, s)
+    }
+
     /// Valid schedules (space::check) ranked fastest first; ties broken by name for determinism.
     pub fn rank(&self, arch: &Arch, dtype: Dtype, layout: Layout, shape: &Shape) -> Vec<Ranked> {
         let ctx = Ctx::new(self, arch);
@@ -797,6 +811,28 @@ fn retiled_tail_waves(s: &Schedule, shape: &Shape, slots: f64) -> Option<f64> {
     }
 }
 
+/// CTAs per SM from shared memory, registers, threads and the CTA limit.
+fn occupancy(g: &GlobalConstants, fam: &FamilyCtx, arch: &Arch, s: &Schedule) -> u32 {
+    let threads = s.threads().max(1);
+    let gran = g.register_granularity.max(1);
+    let regs = if fam.whole_register_file {
+        arch.registers_per_sm / threads / gran * gran
+    } else {
+        (s.accumulators_per_thread() + fam.reg_overhead)
+            .div_ceil(gran)
+            .saturating_mul(gran)
+    }
+    .clamp(1, arch.max_registers_per_thread.max(1));
+    let by_regs = arch.registers_per_sm / (regs * threads).max(1);
+    let by_smem = arch.smem_per_sm_bytes / (s.smem_bytes() + g.smem_reserved_per_cta_bytes).max(1);
+    let by_threads = arch.max_threads_per_sm / threads;
+    by_regs
+        .min(by_smem)
+        .min(by_threads)
+        .min(arch.max_ctas_per_sm)
+        .max(1)
+}
+
 fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Prediction {
     let g = ctx.g;
     let arch = ctx.arch;
@@ -810,21 +846,7 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let splits = s.split_k.max(1) as f64;
     let k_unit = grid.k_tiles_per_unit.max(1) as f64;
 
-    // Occupancy: CTAs per SM from shared memory, registers, threads and the CTA limit.
-    let threads = s.threads().max(1);
-    let gran = g.register_granularity.max(1);
-    let regs = (s.accumulators_per_thread() + fam.reg_overhead)
-        .div_ceil(gran)
-        .saturating_mul(gran)
-        .min(arch.max_registers_per_thread.max(1));
-    let by_regs = arch.registers_per_sm / (regs * threads).max(1);
-    let by_smem = arch.smem_per_sm_bytes / (s.smem_bytes() + g.smem_reserved_per_cta_bytes).max(1);
-    let by_threads = arch.max_threads_per_sm / threads;
-    let ctas_per_sm = by_regs
-        .min(by_smem)
-        .min(by_threads)
-        .min(arch.max_ctas_per_sm)
-        .max(1);
+    let ctas_per_sm = occupancy(g, fam, arch, s);
     let j_full = ctas_per_sm as f64;
     let slots = ((ctx.sms * j_full / cluster).floor() * cluster).max(cluster);
 
@@ -1632,11 +1654,11 @@ mod tests {
             let bound = t.compute_us.max(t.smem_us).max(t.l2_us).max(t.dram_us);
             (t.mainloop_us / bound, t)
         };
-        // 128×88, two CTAs per SM: compute, shared memory and L2 within 1% of each other.
-        let co_shape = Shape::new(2688, 2176, 2560);
+        // 128×88, one CTA per SM: compute, shared memory and L2 within 1% of each other.
+        let co_shape = Shape::new(1088, 2360, 2560);
         let co = "wgmma_tf32_128x88x32_s4_wg1_swz16c_pers_c1_k1";
         let (norm_co, t) = main(&shipped, co, &co_shape);
-        assert_eq!(t.ctas_per_sm, 2);
+        assert_eq!(t.ctas_per_sm, 1);
         assert!(
             (t.compute_us / t.l2_us - 1.0).abs() < 0.01 && (t.smem_us / t.l2_us - 1.0).abs() < 0.01
         );

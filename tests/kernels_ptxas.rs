@@ -122,3 +122,61 @@ fn operand_prep_compiles_clean_for_sm_90a() {
     );
     assert!(report.clean(), "{report:?}\n{}", compiled.log);
 }
+
+/// The cost model's CTAs per SM agree with the registers ptxas allocates: the wgmma kernels
+/// claim the whole register file (one CTA per SM), an mma.sync kernel what its accumulators
+/// need. Small tiles with shallow pipelines are where a register-blind count would run
+/// several CTAs per SM.
+#[test]
+fn the_cost_models_occupancy_matches_ptxas_registers() {
+    if !forge::device::nvrtc::available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide libnvrtc (see .ci/run)"
+        );
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: libnvrtc not found");
+        return;
+    }
+    use forge::contract::Rounding;
+    use forge::device::cache::{self, KernelCache};
+    let arch = forge::arch::Arch::by_name("sm_90a").unwrap();
+    let model = forge::cost_model::CostModel::shipped();
+    let names: Vec<String> = [
+        "wgmma_tf32_64x64x32_s3_wg1_swz1_np_c1_k1",
+        "wgmma_tf32_64x64x32_s7_wg1_swz1_np_c1_k1",
+        "wgmma_tf32_64x128x32_s4_wg1_swz1_pers_c1_k1",
+        "wgmma_tf32_128x64x32_s3_wg2_swz1_np_c1_k1",
+        "wgmma_tf32_128x256x32_s4_wg2_swz16_pers_c1_k1",
+        "wgmma_tf32_128x128x32_s6_wg2_swz16_pp_c1_k1",
+        "mma_sync_tf32_64x64x16_s3_w4_swz1_np_c1_k1",
+        "mma_sync_tf32_64x64x16_s3_w4_swz2c_pers_c1_k1",
+        "mma_sync_tf32_64x128x32_s3_w4_swz1_np_c1_k1",
+        "mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1",
+        "mma_sync_tf32_128x256x32_s3_w8_swz8_rt_c1_k1",
+    ]
+    .map(String::from)
+    .to_vec();
+    let cache = KernelCache::new(&cache::default_dir()).unwrap();
+    let g = &model.global;
+    let mut wrong = vec![];
+    for (s, v) in forge::kernel_check::named_variants(&names, Rounding::NearestEven).unwrap() {
+        let p = forge::kernel_check::compile_clean(&cache, &v, &arch.name).unwrap();
+        let regs = p.registers.div_ceil(g.register_granularity) * g.register_granularity;
+        let by_regs = arch.registers_per_sm / (regs * s.threads());
+        let by_smem = arch.smem_per_sm_bytes / (s.smem_bytes() + g.smem_reserved_per_cta_bytes);
+        let expected = by_regs
+            .min(by_smem)
+            .min(arch.max_threads_per_sm / s.threads())
+            .min(arch.max_ctas_per_sm)
+            .max(1);
+        let priced = model.ctas_per_sm(&arch, &s);
+        if priced != expected {
+            wrong.push(format!(
+                "{s}: priced {priced} CTAs per SM, ptxas's {} registers a thread allow {expected}",
+                p.registers
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
