@@ -95,7 +95,7 @@ pub struct GlobalConstants {
     /// 0 (the default) = the binding one plus `overlap_loss` × the others; p > 0 = their p-norm
     /// `(Σ tᵢᵖ)^(1/p)`, which charges more where several resources bind at once and less where
     /// one dominates. Shipped at 8 in session 18: the stored calibration sets' co-bound
-    /// points (128×88 tiles, one or two CTAs per SM: compute ≈ shared memory ≈ L2) measured
+    /// points (128×88 tiles, one CTA per SM: compute ≈ shared memory ≈ L2) measured
     /// 15–35% over the linear price while one-bound points did not (reports/notes.md). The fit
     /// moves it only from a model that has it on.
     #[serde(default)]
