@@ -5,24 +5,11 @@
 //! `forge check-kernels` compiles all of them). Needs libnvrtc (CI installs it; `.ci/run`
 //! says how), no GPU.
 
-/// Whether libnvrtc is here; without it a test skips with a visible message, except on CI,
-/// which must provide it.
-fn nvrtc_or_skip() -> bool {
-    if forge::device::nvrtc::available() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must provide libnvrtc (see .ci/run)"
-    );
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED: libnvrtc not found");
-    false
-}
+mod common;
 
 #[test]
 fn representative_variants_compile_clean_for_sm_90a() {
-    if !nvrtc_or_skip() {
+    if !common::nvrtc_or_skip("libnvrtc not found") {
         return;
     }
     let arch = forge::arch::Arch::by_name("sm_90a").unwrap();
@@ -41,7 +28,7 @@ fn representative_variants_compile_clean_for_sm_90a() {
 /// kernels_ptxas ping_pong`); the test above covers them too.
 #[test]
 fn ping_pong_variants_compile_clean_for_sm_90a() {
-    if !nvrtc_or_skip() {
+    if !common::nvrtc_or_skip("libnvrtc not found") {
         return;
     }
     let arch = forge::arch::Arch::by_name("sm_90a").unwrap();
@@ -76,7 +63,7 @@ fn direct_store_epilogue_compiles_clean_for_sm_90a() {
     use forge::device::cache::{KernelCache, default_dir};
     use forge::device::nvrtc::PtxasReport;
     use forge::kernel_source::{GEMM_ENTRY, KernelVariant};
-    if !nvrtc_or_skip() {
+    if !common::nvrtc_or_skip("libnvrtc not found") {
         return;
     }
     let cache = KernelCache::new(&default_dir()).unwrap();
@@ -103,7 +90,7 @@ fn direct_store_epilogue_compiles_clean_for_sm_90a() {
 /// The operand-preparation kernel (`kernels/operand_prep.cu`) compiles clean too.
 #[test]
 fn operand_prep_compiles_clean_for_sm_90a() {
-    if !nvrtc_or_skip() {
+    if !common::nvrtc_or_skip("libnvrtc not found") {
         return;
     }
     use forge::device::{nvrtc, prep};
@@ -124,7 +111,7 @@ fn operand_prep_compiles_clean_for_sm_90a() {
 /// several CTAs per SM.
 #[test]
 fn the_cost_models_occupancy_matches_ptxas_registers() {
-    if !nvrtc_or_skip() {
+    if !common::nvrtc_or_skip("libnvrtc not found") {
         return;
     }
     use forge::contract::Rounding;

@@ -21,12 +21,8 @@ use common::{gpu, skipped};
 
 #[test]
 fn step_kernels_compile_clean_for_sm_90a() {
-    if !nvrtc::available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide libnvrtc (see .ci/run)"
-        );
-        return skipped("libnvrtc not found");
+    if !common::nvrtc_or_skip("libnvrtc not found") {
+        return;
     }
     let compiled = nvrtc::compile(STEP_LABEL, STEP_SOURCE, "sm_90a").unwrap();
     if compiled.log.trim().is_empty() && std::env::var_os("CI").is_none() {

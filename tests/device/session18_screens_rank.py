@@ -87,6 +87,9 @@ def main():
         rhos.append(spearman([price[n] for n in names], [meas[n] for n in names]))
         print("%-16s %3d screened  model's first %-46s %.3f of the best (rank %d)  rho %.2f"
               % (shape, len(names), names[0], eff[-1], order[best], rhos[-1]))
+    if not eff:
+        sys.exit("session18_screens_rank.py: no shape of %s was timed in %d rounds (MIN_ROUNDS)"
+                 % (sel_dir, MIN_ROUNDS))
     print("first choice among the screened: geomean %.3f, worst %.3f; the best in the model's "
           "first 4 screened %d/%d; rho median %.2f"
           % (math.exp(sum(map(math.log, eff)) / len(eff)), min(eff), in4, len(eff),
