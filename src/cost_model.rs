@@ -105,6 +105,12 @@ pub struct GlobalConstants {
     /// many DRAM bytes; 0 (the default) prices them as L2 → SM bytes only.
     #[serde(default)]
     pub tma_oob_dram_factor: f64,
+    /// An operand that by itself fits in this share of the usable L2 stays there: its panels'
+    /// re-reads hit L2 however far apart in launch order their readers are (kept in full up
+    /// to this share, not at all from twice it, linearly between). 0 (the default) keeps an
+    /// operand only while A + B fit.
+    #[serde(default)]
+    pub l2_own_keep_fraction: f64,
 }
 
 fn one() -> f64 {
@@ -533,6 +539,13 @@ impl CostModel {
             8.0,
             "must be within [0, 8]",
         )?;
+        range(
+            "global.l2_own_keep_fraction",
+            g.l2_own_keep_fraction,
+            0.0,
+            1.0,
+            SHARE,
+        )?;
         for (key, value) in [
             ("global.column_raster_factor", g.column_raster_factor),
             (
@@ -773,8 +786,13 @@ fn operand_dram_bytes(
     let bands_in_wave = (rows / group).ceil().max(1.0);
     let stream_reads = stream_reads * (1.0 + (bands_in_wave - 1.0) * miss(group * inner));
     let band_reads = band_reads + (cols - 1.0) * miss(group);
-    let stream_reads = 1.0 + (stream_reads - 1.0) * (1.0 - keep_all);
-    let band_reads = 1.0 + (band_reads - 1.0) * (1.0 - keep_all);
+    // An operand small enough to stay in L2 on its own is fetched once, whatever the rest.
+    let keep = |bytes: f64| {
+        let own = ctx.g.l2_own_keep_fraction * ctx.l2_reuse_bytes / bytes;
+        keep_all.max(kept(own))
+    };
+    let stream_reads = 1.0 + (stream_reads - 1.0) * (1.0 - keep(stream_bytes));
+    let band_reads = 1.0 + (band_reads - 1.0) * (1.0 - keep(band_bytes));
     splits * (band_bytes * band_reads + stream_bytes * stream_reads)
 }
 

@@ -4,7 +4,8 @@
 # shapes (cluster size), duration, SM frequency, throughputs, and the bytes moved through L2 and
 # DRAM. From a folder assembled by `bash tests/device/build_drop.sh devdrop/s6c session6_ncu.sh`:
 #   bash session6_ncu.sh 2048x8192x512:SCHED 3000x5000x1000:SCHED ...
-# OWN_ONLY=1 skips cuBLAS; EXTRA_SECTIONS adds ncu sections (e.g. "--section MemoryWorkloadAnalysis").
+# OWN_ONLY=1 skips cuBLAS; EXTRA_SECTIONS adds ncu sections (e.g. "--section MemoryWorkloadAnalysis"),
+# EXTRA_METRICS more metrics (comma-separated, e.g. "sm__cycles_active.max,sm__cycles_active.min").
 set -uo pipefail
 here=$PWD
 FINAL=${OUT:-$PWD/gpu-out}
@@ -14,7 +15,7 @@ trap 'tar czf "$FINAL/ncu.tgz" -C "$W" . ; cp "$W"/*.txt "$FINAL"/ 2>/dev/null' 
 export FORGE_CACHE=$here/cache
 source ./worker_job.sh
 SECTIONS="--section SpeedOfLight --section LaunchStats --section Occupancy ${EXTRA_SECTIONS:-}"
-METRICS="--metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum"
+METRICS="--metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum${EXTRA_METRICS:+,$EXTRA_METRICS}"
 for spec in "$@"; do
   shape=${spec%%:*}; sched=${spec#*:}
   IFS=x read -r M N K <<< "$shape"
