@@ -1612,6 +1612,35 @@ mod tests {
     }
 
     #[test]
+    fn an_operand_that_fits_a_share_of_the_l2_is_read_from_dram_once() {
+        // Session 23, Nsight Compute on an H100 (reports/2026-12-06-h100-session23/ncu-wide):
+        // 128x72 s7 tiles at 8704x216x1536 read 55.3 MB from DRAM, A (53.5 MB) and B (1.3 MB)
+        // once; the launch-distance term alone charged B thirteen reads (78.6 MB with C).
+        let m = CostModel::shipped();
+        assert!(m.global.l2_own_keep_fraction > 0.0, "shipped: on");
+        let mut off = m.clone();
+        off.global.l2_own_keep_fraction = 0.0;
+        let arch = h100();
+        let dram = |m: &CostModel, name: &str, shape: &Shape| {
+            m.predict(&arch, &sched(name), shape, Layout::Tn)
+                .terms
+                .dram_bytes
+        };
+        let tall = Shape::new(8704, 216, 1536);
+        let narrow = "wgmma_tf32_128x72x32_s7_wg2_swz1_pp_c1_k1";
+        let once = (8704.0 + 216.0) * 1536.0 * 4.0 + 8704.0 * 216.0 * 4.0;
+        let (on, without) = (dram(&m, narrow, &tall), dram(&off, narrow, &tall));
+        assert!(
+            (on / once - 1.0).abs() < 0.01 && without > 1.2 * once,
+            "{tall}: DRAM {on:.3e} B with the rule, {without:.3e} without; operands once + C {once:.3e}"
+        );
+        // Operands far larger than the share are priced as without it.
+        let big = Shape::new(8192, 8192, 8192);
+        let wide = "wgmma_tf32_128x256x32_s4_wg2_swz1_np_c1_k1";
+        assert_eq!(dram(&m, wide, &big), dram(&off, wide, &big));
+    }
+
+    #[test]
     fn cluster_multicast_saves_l2_only_on_operands_streamed_from_dram() {
         // H200, reports/2026-12-03-h200-calibration/calibration.csv (same schedule, cluster 1
         // vs 2): at 1024^3 (8 MB of operands, all L2 hits) the 2-CTA cluster measured slower,
