@@ -1622,6 +1622,13 @@ mod tests {
         }
     }
 
+    /// The DRAM bytes `m` prices for a schedule on the sm_90a table's H100.
+    fn h100_dram_bytes(m: &CostModel, name: &str, shape: &Shape) -> f64 {
+        m.predict(&h100(), &sched(name), shape, Layout::Tn)
+            .terms
+            .dram_bytes
+    }
+
     #[test]
     fn an_operand_that_fits_a_share_of_the_l2_is_read_from_dram_once() {
         // Session 23, Nsight Compute on an H100 (reports/2026-12-06-h100-session23/ncu-wide):
@@ -1631,12 +1638,7 @@ mod tests {
         assert!(m.global.l2_own_keep_fraction > 0.0, "shipped: on");
         let mut off = m.clone();
         off.global.l2_own_keep_fraction = 0.0;
-        let arch = h100();
-        let dram = |m: &CostModel, name: &str, shape: &Shape| {
-            m.predict(&arch, &sched(name), shape, Layout::Tn)
-                .terms
-                .dram_bytes
-        };
+        let dram = h100_dram_bytes;
         let tall = Shape::new(8704, 216, 1536);
         let narrow = "wgmma_tf32_128x72x32_s7_wg2_swz1_pp_c1_k1";
         let once = (8704.0 + 216.0) * 1536.0 * 4.0 + 8704.0 * 216.0 * 4.0;
@@ -1661,13 +1663,10 @@ mod tests {
         assert!(m.global.whole_band_passes, "shipped: on");
         let mut off = m.clone();
         off.global.whole_band_passes = false;
-        let arch = h100();
         let shape = Shape::new(640, 24576, 1024);
         let dram = |m: &CostModel, group: u32| {
             let name = format!("wgmma_tf32_128x240x32_s4_wg2_swz{group}_pers_c1_k1");
-            m.predict(&arch, &sched(&name), &shape, Layout::Tn)
-                .terms
-                .dram_bytes
+            h100_dram_bytes(m, &name, &shape)
         };
         let (a, b, c) = (
             640.0 * 1024.0 * 4.0,
