@@ -14,20 +14,7 @@ the best of those. Writes DEST/jobs.{txt,json}.
 """
 import sys
 
-from session8_select_jobs import write_jobs
-from session15_select_jobs import alternative_model_job
-from session17_select_jobs import PROFILES
-
-SET18 = ("40x24576x1024 56x14336x3072 40x14336x6144 136x20480x6144 72x18432x768 416x2560x6144 "
-         "8704x216x1536 8704x264x5120 18432x88x5120 20480x56x5120 6144x416x3072 10240x232x3072")
-PREV_MODEL = "tests/device/session22-select/model-prev.toml"
-
-
-def main():
-    jobs = [alternative_model_job("18", s, PROFILES, 8, PREV_MODEL, "_prev")
-            for s in SET18.split()]
-    write_jobs(sys.argv[1], jobs)
-
+from session23_select_jobs import write_set
 
 if __name__ == "__main__":
-    main()
+    write_set(sys.argv[1], "18")

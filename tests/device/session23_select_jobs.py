@@ -1,5 +1,6 @@
 """Session 23, issue #13: held-out sets 19 and 20 for session10_select.sh (CPU), each written
-before any of its shapes was timed. Twelve shapes per set that no profile entry, calibration
+before any of its shapes was timed; set 18 (session 22, `session22_select_jobs.py`) is here
+too, one table for the sets that judge a model against the constants before it. Twelve shapes per set that no profile entry, calibration
 set, selection screen or report of this repository held, drawn with a fixed seed from random
 shapes, a few per band of the small dimension, among those where the set's rule moves a
 profile's choice:
@@ -23,6 +24,10 @@ from session15_select_jobs import alternative_model_job
 from session17_select_jobs import PROFILES
 
 SETS = {
+    "18": ("40x24576x1024 56x14336x3072 40x14336x6144 136x20480x6144 72x18432x768 "
+           "416x2560x6144 8704x216x1536 8704x264x5120 18432x88x5120 20480x56x5120 "
+           "6144x416x3072 10240x232x3072",
+           "tests/device/session22-select/model-prev.toml"),
     "19": ("72x7168x8192 104x4864x2048 7168x72x2048 136x18432x3072 232x6144x2048 "
            "168x10240x4096 640x14336x1024 6144x416x1536 640x24576x1024 768x18432x1536 "
            "14336x1024x1024 8704x768x1024",
@@ -34,12 +39,11 @@ SETS = {
 }
 
 
-def main():
-    dest, name = sys.argv[1], sys.argv[2]
+def write_set(dest, name):
     shapes, prev_model = SETS[name]
     write_jobs(dest, [alternative_model_job(name, s, PROFILES, 8, prev_model, "_prev")
                       for s in shapes.split()])
 
 
 if __name__ == "__main__":
-    main()
+    write_set(sys.argv[1], sys.argv[2])
