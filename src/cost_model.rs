@@ -1654,6 +1654,28 @@ mod tests {
     }
 
     #[test]
+    fn a_small_streamed_operand_of_a_tall_shape_is_read_about_once() {
+        // Session 24, Nsight Compute on an H100 (reports/2026-12-06-h100-session24/ncu-tall):
+        // 128x160 s5 tiles, row raster, at 24576x640x2048 read 232.4 MB from DRAM (A 201 MB,
+        // B 5.2 MB: B about 6 times) and wrote C (62.9 MB). With a 0.2 share the launch-distance
+        // term priced B's 26 panel readers per pass into 417 MB of operand reads.
+        let m = CostModel::shipped();
+        let mut narrow_share = m.clone();
+        narrow_share.global.l2_own_keep_fraction = 0.2;
+        let shape = Shape::new(24576, 640, 2048);
+        let name = "wgmma_tf32_128x160x32_s5_wg2_swz1_pers_c1_k1";
+        let measured = 232.4e6 + 24576.0 * 640.0 * 4.0;
+        let (on, before) = (
+            h100_dram_bytes(&m, name, &shape),
+            h100_dram_bytes(&narrow_share, name, &shape),
+        );
+        assert!(
+            (on / measured - 1.0).abs() < 0.12 && before > 1.3 * measured,
+            "{shape}: DRAM {on:.3e} B priced, {before:.3e} with a 0.2 share; measured {measured:.3e}"
+        );
+    }
+
+    #[test]
     fn a_partial_last_band_reads_the_streamed_operand_again() {
         // Session 23, Nsight Compute on an H100 (reports/2026-12-06-h100-session23/
         // tune-and-ncu): 128x240 s4 tiles at 640x24576x1024 (5 tile rows) with raster group 4,

@@ -1,4 +1,4 @@
-"""Session 23, issue #13: held-out sets 19 and 20 for session10_select.sh (CPU), each written
+"""Sessions 23-24, issue #13: held-out sets 19, 20 and 21 for session10_select.sh (CPU), each written
 before any of its shapes was timed; set 18 (session 22, `session22_select_jobs.py`) is here
 too, one table for the sets that judge a model against the constants before it. Twelve shapes per set that no profile entry, calibration
 set, selection screen or report of this repository held, drawn with a fixed seed from random
@@ -11,7 +11,10 @@ profile's choice:
   20  `whole_band_passes` (the streamed operand read once per pass, a partial last pass
       included): 500 shapes with one dimension 384-3328 and the other 2560-24576, four per
       band (<= 768, <= 1664, larger) of the 82 that move; the rule off in
-      session23-select/model-set20-prev.toml (set 19's model).
+      session23-select/model-set20-prev.toml (set 19's model);
+  21  (session 24) `l2_own_keep_fraction` 0.2 -> 0.35: 450 shapes with one dimension 256-1536
+      and the other 4096-24576, four per band (<= 512, <= 896, larger) of the 58 that move;
+      the session-23 constants in session24-select/model-prev.toml.
 Roles: h100, h200 (each profile's choice by this build's model) and h100_prev, h200_prev (by
 the set's previous constants), and both models' top 8 priced for each device (split-K
 excluded); the table's "fresh tune" is the best of those. Writes DEST/jobs.{txt,json}.
@@ -36,6 +39,10 @@ SETS = {
            "1408x6144x768 10240x896x4096 7168x896x1536 2304x6144x4096 1920x10240x6144 "
            "3584x1920x2048 3584x1920x6144",
            "tests/device/session23-select/model-set20-prev.toml"),
+    "21": ("384x4096x5120 384x4096x6144 18432x512x4096 14336x256x6144 14336x768x2048 "
+           "12288x832x3072 896x20480x3072 832x20480x1536 12288x1024x1024 1280x14336x1536 "
+           "1536x14336x768 10240x1024x2048",
+           "tests/device/session24-select/model-prev.toml"),
 }
 
 
