@@ -1656,9 +1656,10 @@ mod tests {
     #[test]
     fn a_small_streamed_operand_of_a_tall_shape_is_read_about_once() {
         // Session 24, Nsight Compute on an H100 (reports/2026-12-06-h100-session24/ncu-tall):
-        // 128x160 s5 tiles, row raster, at 24576x640x2048 read 232.4 MB from DRAM (A 201 MB,
-        // B 5.2 MB: B about 6 times) and wrote C (62.9 MB). With a 0.2 share the launch-distance
-        // term priced B's 26 panel readers per pass into 417 MB of operand reads.
+        // 128x160 s5 tiles, row raster, at 24576x640x2048 read 232.4 MB from DRAM (A 201 MB and
+        // B 5.2 MB, 26 MB more than once each) and wrote C (62.9 MB). With a 0.2 share the
+        // launch-distance term (B read by the 33 bands of a wave, 4 tiles apart) priced 417 MB
+        // of operand reads.
         let m = CostModel::shipped();
         let mut narrow_share = m.clone();
         narrow_share.global.l2_own_keep_fraction = 0.2;
