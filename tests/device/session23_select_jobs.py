@@ -1,5 +1,5 @@
-"""Sessions 23-24, issue #13: held-out sets 19, 20 and 21 for session10_select.sh (CPU), each written
-before any of its shapes was timed; set 18 (session 22, `session22_select_jobs.py`) is here
+"""Sessions 23-24, issue #13: held-out sets 19, 20 and 21 for session10_select.sh (CPU), each
+written before any of its shapes was timed; set 18 (session 22, `session22_select_jobs.py`) is here
 too, one table for the sets that judge a model against the constants before it. Twelve shapes per set that no profile entry, calibration
 set, selection screen or report of this repository held, drawn with a fixed seed from random
 shapes, a few per band of the small dimension, among those where the set's rule moves a
