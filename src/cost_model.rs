@@ -1636,8 +1636,7 @@ mod tests {
         // once; the launch-distance term alone charged B thirteen reads (78.6 MB with C).
         let m = CostModel::shipped();
         assert!(m.global.l2_own_keep_fraction > 0.0, "shipped: on");
-        let mut off = m.clone();
-        off.global.l2_own_keep_fraction = 0.0;
+        let off = shipped_with(|g| g.l2_own_keep_fraction = 0.0);
         let dram = h100_dram_bytes;
         let tall = Shape::new(8704, 216, 1536);
         let narrow = "wgmma_tf32_128x72x32_s7_wg2_swz1_pp_c1_k1";
@@ -1661,8 +1660,7 @@ mod tests {
         // launch-distance term (B read by the 33 bands of a wave, 4 tiles apart) priced 417 MB
         // of operand reads.
         let m = CostModel::shipped();
-        let mut narrow_share = m.clone();
-        narrow_share.global.l2_own_keep_fraction = 0.2;
+        let narrow_share = shipped_with(|g| g.l2_own_keep_fraction = 0.2);
         let shape = Shape::new(24576, 640, 2048);
         let name = "wgmma_tf32_128x160x32_s5_wg2_swz1_pers_c1_k1";
         let measured = 232.4e6 + 24576.0 * 640.0 * 4.0;
@@ -1684,8 +1682,7 @@ mod tests {
         // (one band) 113 MB.
         let m = CostModel::shipped();
         assert!(m.global.whole_band_passes, "shipped: on");
-        let mut off = m.clone();
-        off.global.whole_band_passes = false;
+        let off = shipped_with(|g| g.whole_band_passes = false);
         let shape = Shape::new(640, 24576, 1024);
         let dram = |m: &CostModel, group: u32| {
             let name = format!("wgmma_tf32_128x240x32_s4_wg2_swz{group}_pers_c1_k1");
@@ -1750,17 +1747,21 @@ mod tests {
     ) -> (CostModel, CostModel) {
         let mut shipped = CostModel::shipped();
         assert_eq!(*field(&mut shipped.global), 1.0, "shipped: not priced");
-        let mut m = shipped.clone();
-        *field(&mut m.global) = value;
-        (shipped, m)
+        (shipped, shipped_with(|g| *field(g) = value))
+    }
+
+    /// The shipped model with one edit to its global constants.
+    fn shipped_with(edit: impl FnOnce(&mut GlobalConstants)) -> CostModel {
+        let mut m = CostModel::shipped();
+        edit(&mut m.global);
+        m
     }
 
     #[test]
     fn the_resource_norm_charges_co_bound_main_loops_more_than_one_bound_ones() {
         let arch = h200();
         let shipped = CostModel::shipped();
-        let mut linear = shipped.clone();
-        linear.global.resource_norm = 0.0;
+        let linear = shipped_with(|g| g.resource_norm = 0.0);
         let main = |m: &CostModel, name: &str, shape: &Shape| {
             let t = m.predict(&arch, &sched(name), shape, Layout::Tn).terms;
             let bound = t.compute_us.max(t.smem_us).max(t.l2_us).max(t.dram_us);
@@ -1788,8 +1789,7 @@ mod tests {
             "{norm_one} vs {linear_one}"
         );
         // 0 is the linear mix; anything else must be a norm of order 1 or more.
-        let mut bad = shipped.clone();
-        bad.global.resource_norm = 0.5;
+        let bad = shipped_with(|g| g.resource_norm = 0.5);
         let err = CostModel::from_toml(&bad.to_toml())
             .unwrap_err()
             .to_string();
@@ -1800,8 +1800,7 @@ mod tests {
     fn the_oob_factor_charges_only_boxes_that_still_overhang() {
         let m = CostModel::shipped();
         assert!(m.global.tma_oob_dram_factor > 0.0, "shipped: priced");
-        let mut off = m.clone();
-        off.global.tma_oob_dram_factor = 0.0;
+        let off = shipped_with(|g| g.tma_oob_dram_factor = 0.0);
         let arch = h200();
         let predict = |m: &CostModel, name: &str, shape: &Shape| {
             m.predict(&arch, &sched(name), shape, Layout::Tn)
@@ -1885,8 +1884,7 @@ mod tests {
         let row = "wgmma_tf32_128x200x32_s5_wg2_swz16_pers_c1_k1";
         assert!(t(&m, col).time_us > t(&m, row).time_us);
         assert!(t(&shipped, col).time_us >= t(&shipped, row).time_us);
-        let mut fractional = shipped.clone();
-        fractional.global.whole_band_passes = false;
+        let fractional = shipped_with(|g| g.whole_band_passes = false);
         assert!(t(&fractional, col).time_us < t(&fractional, row).time_us);
     }
 

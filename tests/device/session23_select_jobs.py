@@ -1,9 +1,9 @@
 """Sessions 23-24, issue #13: held-out sets 19, 20 and 21 for session10_select.sh (CPU), each
-written before any of its shapes was timed; set 18 (session 22, `session22_select_jobs.py`) is here
-too, one table for the sets that judge a model against the constants before it. Twelve shapes per set that no profile entry, calibration
-set, selection screen or report of this repository held, drawn with a fixed seed from random
-shapes, a few per band of the small dimension, among those where the set's rule moves a
-profile's choice:
+written before any of its shapes was timed; set 18 (session 22, `session22_select_jobs.py`) is
+here too, one table for the sets that judge a model against the constants before it. Twelve
+shapes per set that no profile entry, calibration set, selection screen or report of this
+repository held, drawn with a fixed seed from random shapes, a few per band of the small
+dimension, among those where the set's rule moves a profile's choice:
   19  `l2_own_keep_fraction` (an operand that by itself fits in 0.2 x the usable L2 is re-read
       from L2): 700 shapes with one dimension 40-1280 and the other 2560-24576, three per band
       (<= 104, <= 264, <= 640, <= 1280) of the 109 that move; the rule off in
