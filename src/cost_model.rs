@@ -116,6 +116,14 @@ pub struct GlobalConstants {
     /// of the streamed operand. false (the default) counts the fraction (`tiles / rows`).
     #[serde(default)]
     pub whole_band_passes: bool,
+    /// A non-persistent (`np`) wgmma grid's waves after the first run their main loop this
+    /// fraction slower: the main loop × `1 + loss·(waves − 1)/waves` (nothing at one wave).
+    /// The persistent kernels' CTAs walk the tiles in step; an `np` grid's later CTAs start as
+    /// earlier ones leave, and the stored screens' np/pers twins (session 25) measured
+    /// 1.03–1.12 on the H100 past 1.5 waves (growing with the waves), 1.02–1.06 on the H200,
+    /// where the fixed per-wave costs priced 1.007–1.017. 0 (the default) = not priced.
+    #[serde(default)]
+    pub np_later_wave_loss: f64,
 }
 
 fn one() -> f64 {
@@ -547,6 +555,13 @@ impl CostModel {
         range(
             "global.l2_own_keep_fraction",
             g.l2_own_keep_fraction,
+            0.0,
+            1.0,
+            SHARE,
+        )?;
+        range(
+            "global.np_later_wave_loss",
+            g.np_later_wave_loss,
             0.0,
             1.0,
             SHARE,
@@ -1129,7 +1144,13 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     } else {
         1.0
     };
-    let main_factor = raster_factor * lone_factor;
+    // A non-persistent grid's later waves (`np_later_wave_loss`).
+    let np_factor = if s.family == Family::Wgmma && s.persistence == Persistence::Off {
+        1.0 + g.np_later_wave_loss * (waves - 1.0).max(0.0) / waves
+    } else {
+        1.0
+    };
+    let main_factor = raster_factor * lone_factor * np_factor;
     let terms = Terms {
         mainloop_us: main_factor * ideal_mix,
         compute_us: waves * full_batch.compute,
@@ -1848,6 +1869,39 @@ mod tests {
         // 12 x 22 = 264 tiles: two per CTA, paired.
         let paired = Shape::new(1536, 2464, 4096);
         assert_eq!(t(&m, pp, &paired), t(&shipped, pp, &paired));
+    }
+
+    #[test]
+    fn the_np_later_wave_loss_scales_only_multi_wave_np_wgmma_main_loops() {
+        let shipped = CostModel::shipped();
+        let m = shipped_with(|g| g.np_later_wave_loss = 0.1);
+        let arch = h200();
+        let t = |m: &CostModel, name: &str, shape: &Shape| {
+            m.predict(&arch, &sched(name), shape, Layout::Tn)
+        };
+        let main = |p: &Prediction| p.terms.mainloop_us + p.terms.tail_wave_us;
+        // Four waves of 128x176 tiles (held-out set 22: np measured 1.15x its pers twin).
+        let four = Shape::new(9592, 1216, 7040);
+        let np = "wgmma_tf32_128x176x32_s5_wg2_swz4c_np_c1_k1";
+        let (a, b) = (t(&shipped, np, &four), t(&m, np, &four));
+        let w = a.terms.waves;
+        assert!(w > 3.0, "{w} waves");
+        assert!((main(&b) / main(&a) - (1.0 + 0.1 * (w - 1.0) / w)).abs() < 1e-9);
+        assert!((b.time_us - a.time_us - (main(&b) - main(&a))).abs() < 1e-9);
+        // Persistent twins, one-wave np grids and mma.sync are not touched.
+        let one = Shape::new(384, 4096, 6144);
+        for (name, shape) in [
+            ("wgmma_tf32_128x176x32_s5_wg2_swz4c_pers_c1_k1", &four),
+            ("wgmma_tf32_128x176x32_s5_wg2_swz4c_sk_c1_k1", &four),
+            ("wgmma_tf32_128x96x32_s7_wg2_swz4_np_c1_k1", &one),
+            ("mma_sync_tf32_128x128x32_s3_w8_swz4c_np_c1_k1", &four),
+        ] {
+            assert_eq!(
+                t(&m, name, shape).time_us,
+                t(&shipped, name, shape).time_us,
+                "{name}"
+            );
+        }
     }
 
     #[test]
