@@ -75,6 +75,7 @@ SCREENS = [
     ("set 20", "h100", "chose", R + "2026-12-06-h100-session23/set20/sel.tgz"),
     ("set 21", "h100", "held out", R + "2026-12-06-h100-session24/set21/sel.tgz"),
     ("set 22", "h100", "held out", R + "2026-12-06-h100-session25/set22/sel.tgz"),
+    ("set 23", "h100", "held out", R + "2026-12-06-h100-session25/set23/sel.tgz"),
 ]
 
 
