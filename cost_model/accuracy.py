@@ -13,7 +13,7 @@ Every set is priced for its own device (the H100 or the H200 profile). A set mar
 was used to choose constants at some time; only sets marked "held out" were not (see
 reports/notes.md). Old sets ran older kernels: a miss there can be a kernel since changed.
   python3 cost_model/accuracy.py [--model MODEL_TOML] > reports/model-accuracy.md
-(needs target/release/forge, or FORGE=<a forge build>; ~3 minutes on two cores)
+(needs target/release/forge, or FORGE=<a forge build>; ~40 s on two cores)
 """
 import argparse
 import datetime
