@@ -31,8 +31,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "device"))
 import session18_screens_rank as screens  # noqa: E402
+from session8_select_jobs import select  # noqa: E402
 
 FORGE = os.environ.get("FORGE", os.path.join(ROOT, "target", "release", "forge"))
+screens.FORGE = FORGE  # its ranking runs wherever this script is started from
 PROFILES = {"h100": "profiles/sm_90a-h100.toml", "h200": "profiles/sm_90a-h200.toml"}
 R = "reports/"
 
@@ -103,12 +105,6 @@ def screens_dir(path, tmp):
     return os.path.join(tmp, "sel")
 
 
-def selected(profile, shape, model):
-    cmd = [FORGE, "select", "--profile", profile, shape] + (["--model", model] if model else [])
-    return subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True,
-                          text=True).stdout.split()[0]
-
-
 def screens_row(sel_dir, device, model):
     times = screens.screened(sel_dir)
     rounds = len(glob.glob(sel_dir + "/screens-*.txt"))
@@ -116,24 +112,14 @@ def screens_row(sel_dir, device, model):
     min_rounds = min(screens.MIN_ROUNDS, rounds)
     profile = os.path.join(ROOT, PROFILES[device])
     pred = screens.ranked(sorted(times), profile, model)
-    first, in4, rhos, chosen, untimed = [], 0, [], [], 0
-    for shape in sorted(times):
-        order = {n: i for i, (n, _) in enumerate(pred[shape])}
-        meas = {n: statistics.median(v) for n, v in times[shape].items()
-                if len(v) >= min_rounds and n in order}
-        if not meas:
-            continue
-        names = sorted(meas, key=order.get)
-        best = min(meas.values())
-        first.append(best / meas[names[0]])
-        in4 += min(meas, key=meas.get) in names[:4]
-        price = dict(pred[shape])
-        rhos.append(screens.spearman([price[n] for n in names], [meas[n] for n in names]))
-        pick = selected(profile, shape, model)
+    first, in4, rhos, chosen = [], 0, [], []
+    for shape, meas, names, best, _, rho in screens.scored(times, pred, min_rounds):
+        first.append(meas[best] / meas[names[0]])
+        in4 += best in names[:4]
+        rhos.append(rho)
+        pick = select(profile, shape, forge=FORGE, model=model)
         if pick in meas:
-            chosen.append(best / meas[pick])
-        else:
-            untimed += 1
+            chosen.append(meas[best] / meas[pick])
     sel = ("%.3f (%.3f), %d timed" % (gm(chosen), min(chosen), len(chosen))
            if chosen else "none timed")
     return [str(len(first)), str(rounds), "%.3f (%.3f)" % (gm(first), min(first)),

@@ -68,25 +68,35 @@ def spearman(a, b):
     return cov / (sa * sb) if sa and sb else float("nan")
 
 
+def scored(times, pred, min_rounds=MIN_ROUNDS):
+    """Per shape timed in at least `min_rounds` rounds, in name order: (shape, the medians of
+    its screened schedules, their names in the model's order, the fastest's name, its rank in
+    the whole space, Spearman's rho of price against time)."""
+    for shape in sorted(times):
+        order = {name: i for i, (name, _) in enumerate(pred[shape])}
+        price = dict(pred[shape])
+        meas = {n: statistics.median(v) for n, v in times[shape].items()
+                if len(v) >= min_rounds and n in order}
+        if not meas:
+            continue
+        names = sorted(meas, key=order.get)
+        best = min(meas, key=meas.get)
+        rho = spearman([price[n] for n in names], [meas[n] for n in names])
+        yield shape, meas, names, best, order[best], rho
+
+
 def main():
     sel_dir, profile = sys.argv[1:3]
     model = sys.argv[3] if len(sys.argv) > 3 else None
     times = screened(sel_dir)
     pred = ranked(sorted(times), profile, model)
     eff, rhos, in4 = [], [], 0
-    for shape in sorted(times):
-        order = {name: i for i, (name, _) in enumerate(pred[shape])}
-        price = dict(pred[shape])
-        meas = {n: statistics.median(v) for n, v in times[shape].items() if len(v) >= MIN_ROUNDS and n in order}
-        if not meas:
-            continue  # timed in fewer than MIN_ROUNDS rounds
-        names = sorted(meas, key=order.get)
-        best = min(meas, key=meas.get)
+    for shape, meas, names, best, rank, rho in scored(times, pred):
         eff.append(meas[best] / meas[names[0]])
         in4 += best in names[:4]
-        rhos.append(spearman([price[n] for n in names], [meas[n] for n in names]))
+        rhos.append(rho)
         print("%-16s %3d screened  model's first %-46s %.3f of the best (rank %d)  rho %.2f"
-              % (shape, len(names), names[0], eff[-1], order[best], rhos[-1]))
+              % (shape, len(names), names[0], eff[-1], rank, rho))
     if not eff:
         sys.exit("session18_screens_rank.py: no shape of %s was timed in %d rounds (MIN_ROUNDS)"
                  % (sel_dir, MIN_ROUNDS))
