@@ -1,0 +1,89 @@
+"""Session 26, issue #13: held-out set 24 for session10_select.sh (CPU), written before any of
+its shapes was timed.
+Shapes no profile entry holds, drawn with `draw(seed)`: M and N log-uniform in 32-24576 on a
+grid of 8, 64 or 128, K log-uniform in 256-16384 on a grid of 8, 64 or 256, kept at 2 GFLOP-1.2
+TFLOP (the rule of session 25's set 22):
+  - broad: the first six drawn with seed 2626, whatever the models pick: the shipped model's
+    reach on shapes no rule chose;
+  - moved: every shape among the first 4,000 drawn with seed 2727 and the first 4,000 with
+    seed 2828 where `np_later_wave_loss` 0 -> 0.05 (session26-select/model-np05.toml) moves either profile's
+    choice. 0.05 is the least-squares fit of log(measured/priced) over the 978 np/pers twins past
+    one wave in every stored screen and calibration set, both cards pooled (H100 alone 0.065,
+    H200 alone 0.030; reports/notes.md, session 26).
+Roles: h100, h200 (each profile's choice by the shipped model) and h100_np05, h200_np05 (by the
+hypothesis), and both models' top 8 priced for each device (split-K excluded); the table's
+"fresh tune" is the best of those.
+Writes DEST/jobs.{txt,json}; `--scan` prints the moved shapes and how many were drawn.
+  PYTHONPATH=tests/device python3 tests/device/session26_select_jobs.py DEST [--scan]
+"""
+import math
+import random
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from session8_select_jobs import select, write_jobs
+from session15_select_jobs import alternative_model_job
+from session17_select_jobs import PROFILES
+
+MODEL = "tests/device/session26-select/model-np05.toml"
+SUFFIX = "_np05"
+
+
+def held_shapes():
+    """Shapes some profile entry holds."""
+    held = set()
+    for p in PROFILES.values():
+        entry = {}
+        for line in open(p):
+            f = line.split(" = ")
+            if len(f) == 2 and f[0] in ("m", "n", "k"):
+                entry[f[0]] = f[1].strip()
+                if len(entry) == 3:
+                    held.add("%sx%sx%s" % (entry["m"], entry["n"], entry["k"]))
+                    entry = {}
+    return held
+
+
+def draw(seed):
+    """Endless shapes by the module's rule."""
+    rng, held = random.Random(seed), held_shapes()
+
+    def dim(lo, hi, grids):
+        g = rng.choice(grids)
+        v = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+        return max(g, int(round(v / g)) * g)
+    while True:
+        m, n, k = dim(32, 24576, (8, 64, 128)), dim(32, 24576, (8, 64, 128)), dim(256, 16384, (8, 64, 256))
+        shape = "%dx%dx%d" % (m, n, k)
+        if 2e9 <= 2.0 * m * n * k <= 1.2e12 and shape not in held:
+            yield shape
+
+
+def moves(shape):
+    """True where the hypothesis moves either profile's choice."""
+    return any(select(p, shape) != select(p, shape, model=MODEL) for p in PROFILES.values())
+
+
+def moved_shapes(seed, count):
+    """The shapes among the first `count` of `draw(seed)` that the hypothesis moves."""
+    gen = draw(seed)
+    shapes = [next(gen) for _ in range(count)]
+    with ThreadPoolExecutor(2) as pool:
+        return [s for s, moved in zip(shapes, pool.map(moves, shapes)) if moved]
+
+
+def main():
+    dest = sys.argv[1]
+    gen = draw(2626)
+    broad = [next(gen) for _ in range(6)]
+    moved = [s for seed in (2727, 2828) for s in moved_shapes(seed, 4000)]
+    print("broad:", " ".join(broad))
+    print("moved: %s (%d of 8,000 drawn)" % (" ".join(moved), len(moved)))
+    if "--scan" in sys.argv:
+        return
+    write_jobs(dest, [alternative_model_job("24", s, PROFILES, 8, MODEL, SUFFIX)
+                      for s in broad + moved])
+
+
+if __name__ == "__main__":
+    main()
