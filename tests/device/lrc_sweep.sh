@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Session 26, issue #13: the L2 request coalescer's counters over a designed sample (Nsight
+# Compute, clocks left alone, one launch per kernel; ~10 s a kernel on an H100). For each shape,
+# one tile in row and column raster at groups 1 and 16, persistent (or split-K) and not, and the
+# group-4 row order at a second stage count: what a term for the merged share (by raster,
+# group, persistence, stages) must fit. From a build_drop.sh folder holding
+# session6_ncu.sh and lrc_table.py:
+#   OUT=<results> bash lrc_sweep.sh [SHAPE:TILE_STAGES ...]
+# (default: the three below, 27 kernels). Writes $OUT/ncu.tgz, the reports and lrc.md (the table).
+set -uo pipefail
+O=${OUT:?OUT must name the results folder}
+specs=("$@")
+[ ${#specs[@]} -gt 0 ] || specs=(
+  12512x10048x712:128x240x32_s4:sk:s3
+  1472x3472x7128:128x160x32_s4:pers:s6
+  7552x3904x2480:128x200x32_s5:pers:s4
+)
+list=()
+for spec in "${specs[@]}"; do
+  IFS=: read -r shape tile pers other <<< "$spec"
+  for g in 1 16; do
+    for r in "" c; do
+      for p in "$pers" np; do
+        list+=("$shape:wgmma_tf32_${tile}_wg2_swz${g}${r}_${p}_c1_k1")
+      done
+    done
+  done
+  [ -n "${other:-}" ] && list+=("$shape:wgmma_tf32_${tile%_s*}_${other}_wg2_swz4_${pers}_c1_k1")
+done
+OUT=$O OWN_ONLY=1 EXTRA_METRICS="lrc__request_sectors_op_read_coalescable.sum,\
+lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum,\
+lrc__lts2lrc_sectors_op_read.sum" bash session6_ncu.sh "${list[@]}" > /dev/null 2>&1
+python3 lrc_table.py "$O" | tee "$O/lrc.md"
