@@ -129,6 +129,17 @@ pub struct GlobalConstants {
     /// choices 10–12% slower, from their stage counts).
     #[serde(default)]
     pub np_later_wave_loss: f64,
+    /// A wgmma schedule whose tile order gives CTAs adjacent in launch order the *smaller*
+    /// operand tile to share (a band of at least 8 tiles: row raster shares B, column raster
+    /// A) runs its main loop × this; 1 (the default) = not priced. Session 26: the L2 request
+    /// coalescer merges the SMs' requests for a sector shared by CTAs that run in step, and
+    /// merged more where the adjacent CTAs shared the larger tile (Nsight Compute, H100:
+    /// 128×240 row 31% against column 6%, 256×128 row 13% against column 19%); of the stored
+    /// column/row twins at groups 8–16 that differ by more than 2%, the order sharing the
+    /// larger tile was the faster for 137 of 143 on the H100 and 118 of 141 on the H200. A
+    /// hypothesis, not shipped (reports/notes.md, session 26).
+    #[serde(default = "one")]
+    pub lrc_small_share_factor: f64,
 }
 
 fn one() -> f64 {
@@ -573,6 +584,7 @@ impl CostModel {
         )?;
         for (key, value) in [
             ("global.column_raster_factor", g.column_raster_factor),
+            ("global.lrc_small_share_factor", g.lrc_small_share_factor),
             (
                 "global.pingpong_lone_tile_factor",
                 g.pingpong_lone_tile_factor,
@@ -770,6 +782,17 @@ fn visit_order(raster: Raster, group: u32, grid: &WorkGrid) -> (Raster, u32) {
         _ if group <= 1 || banded <= 1 || u64::from(group) < banded => (raster, group),
         Raster::Row => (Raster::Column, 1),
         Raster::Column => (Raster::Row, 1),
+    }
+}
+
+/// Whether the CTAs adjacent in launch order share the smaller operand tile: the order
+/// `visit_order` describes walks bands of at least 8 tiles, whose CTAs share B (row raster)
+/// or A (column raster), and that tile is the narrower side of the tile (`lrc_small_share_factor`).
+fn shares_smaller_tile(s: &Schedule, grid: &WorkGrid) -> bool {
+    match visit_order(s.raster, s.group, grid) {
+        (_, group) if group < 8 => false,
+        (Raster::Row, _) => s.tile.bn < s.tile.bm,
+        (Raster::Column, _) => s.tile.bm < s.tile.bn,
     }
 }
 
@@ -1155,7 +1178,13 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     } else {
         1.0
     };
-    let main_factor = raster_factor * lone_factor * np_factor;
+    // The coalescer hypothesis (`lrc_small_share_factor`, 1 = off).
+    let share_factor = if s.family == Family::Wgmma && shares_smaller_tile(s, &grid) {
+        g.lrc_small_share_factor
+    } else {
+        1.0
+    };
+    let main_factor = raster_factor * lone_factor * np_factor * share_factor;
     let terms = Terms {
         mainloop_us: main_factor * ideal_mix,
         compute_us: waves * full_batch.compute,
@@ -1906,6 +1935,34 @@ mod tests {
                 t(&shipped, name, shape).time_us,
                 "{name}"
             );
+        }
+    }
+
+    #[test]
+    fn the_lrc_small_share_factor_scales_only_orders_sharing_the_smaller_tile() {
+        let (shipped, m) = with_hypothesis(|g| &mut g.lrc_small_share_factor, 1.05);
+        let arch = h100();
+        let shape = Shape::new(12512, 10048, 712);
+        let t = |m: &CostModel, name: &str| m.predict(&arch, &sched(name), &shape, Layout::Tn);
+        let main = |p: &Prediction| p.terms.mainloop_us + p.terms.tail_wave_us;
+        // 128x240: the column order's adjacent CTAs share A (128 rows), the smaller tile;
+        // 256x128: the row order's share B (128 rows).
+        for slower in [
+            "wgmma_tf32_128x240x32_s4_wg2_swz16c_sk_c1_k1",
+            "wgmma_tf32_256x128x32_s4_wg2_swz8_sk_c1_k1",
+        ] {
+            let (a, b) = (t(&shipped, slower), t(&m, slower));
+            assert!((main(&b) / main(&a) - 1.05).abs() < 1e-9, "{slower}");
+        }
+        // The larger tile shared, a group under 8, a square tile and mma.sync: untouched.
+        for same in [
+            "wgmma_tf32_128x240x32_s4_wg2_swz16_sk_c1_k1",
+            "wgmma_tf32_256x128x32_s4_wg2_swz16c_sk_c1_k1",
+            "wgmma_tf32_128x240x32_s4_wg2_swz4c_sk_c1_k1",
+            "wgmma_tf32_128x128x32_s6_wg2_swz16c_pers_c1_k1",
+            "mma_sync_tf32_128x128x32_s3_w8_swz16c_np_c1_k1",
+        ] {
+            assert_eq!(t(&m, same).time_us, t(&shipped, same).time_us, "{same}");
         }
     }
 
