@@ -14,8 +14,12 @@ TFLOP (the rule of session 25's set 22):
 Roles: h100, h200 (each profile's choice by the shipped model) and h100_np05, h200_np05 (by the
 hypothesis), and both models' top 8 priced for each device (split-K excluded); the table's
 "fresh tune" is the best of those.
-Writes DEST/jobs.{txt,json}; `--scan` prints the moved shapes and how many were drawn.
-  PYTHONPATH=tests/device python3 tests/device/session26_select_jobs.py DEST [--scan]
+Set 25, the same way for `lrc_small_share_factor` 1 -> 1.04 (session26-select/model-lrc104.toml:
+a tile order whose launch-adjacent CTAs share the smaller operand tile priced 4% slower; notes,
+session 26, items 7-8): the first six drawn with seed 2929, and the first eight of the first
+4,000 drawn with seed 3030 that it moves; roles h100_lrc104 and h200_lrc104.
+Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
+  PYTHONPATH=tests/device python3 tests/device/session26_select_jobs.py DEST 24|25 [--scan]
 """
 import math
 import random
@@ -26,8 +30,11 @@ from session8_select_jobs import select, write_jobs
 from session15_select_jobs import alternative_model_job
 from session17_select_jobs import PROFILES
 
-MODEL = "tests/device/session26-select/model-np05.toml"
-SUFFIX = "_np05"
+# set: (hypothesis, role suffix, broad seed, moved seeds, moved shapes kept (None: all))
+SETS = {
+    "24": ("tests/device/session26-select/model-np05.toml", "_np05", 2626, (2727, 2828), None),
+    "25": ("tests/device/session26-select/model-lrc104.toml", "_lrc104", 2929, (3030,), 8),
+}
 
 
 def held_shapes():
@@ -61,29 +68,32 @@ def draw(seed):
             yield shape
 
 
-def moves(shape):
-    """True where the hypothesis moves either profile's choice."""
-    return any(select(p, shape) != select(p, shape, model=MODEL) for p in PROFILES.values())
+def moves(shape, model):
+    """True where the hypothesis `model` moves either profile's choice."""
+    return any(select(p, shape) != select(p, shape, model=model) for p in PROFILES.values())
 
 
-def moved_shapes(seed, count):
+def moved_shapes(seed, count, model):
     """The shapes among the first `count` of `draw(seed)` that the hypothesis moves."""
     gen = draw(seed)
     shapes = [next(gen) for _ in range(count)]
     with ThreadPoolExecutor(2) as pool:
-        return [s for s, moved in zip(shapes, pool.map(moves, shapes)) if moved]
+        flags = pool.map(lambda shape: moves(shape, model), shapes)
+        return [s for s, moved in zip(shapes, flags) if moved]
 
 
 def main():
-    dest = sys.argv[1]
-    gen = draw(2626)
+    dest, name = sys.argv[1:3]
+    model, suffix, broad_seed, moved_seeds, keep = SETS[name]
+    gen = draw(broad_seed)
     broad = [next(gen) for _ in range(6)]
-    moved = [s for seed in (2727, 2828) for s in moved_shapes(seed, 4000)]
+    moved = [s for seed in moved_seeds for s in moved_shapes(seed, 4000, model)]
     print("broad:", " ".join(broad))
-    print("moved: %s (%d of 8,000 drawn)" % (" ".join(moved), len(moved)))
+    print("moved: %s (%d of %d drawn)" % (" ".join(moved), len(moved), 4000 * len(moved_seeds)))
+    moved = moved[:keep]
     if "--scan" in sys.argv:
         return
-    write_jobs(dest, [alternative_model_job("24", s, PROFILES, 8, MODEL, SUFFIX)
+    write_jobs(dest, [alternative_model_job(name, s, PROFILES, 8, model, suffix)
                       for s in broad + moved])
 
 
