@@ -785,9 +785,10 @@ fn visit_order(raster: Raster, group: u32, grid: &WorkGrid) -> (Raster, u32) {
     }
 }
 
-/// Whether the CTAs adjacent in launch order share the smaller operand tile: the order
-/// `visit_order` describes walks bands of at least 8 tiles, whose CTAs share B (row raster)
-/// or A (column raster), and that tile is the narrower side of the tile (`lrc_small_share_factor`).
+/// Whether the CTAs adjacent in launch order share the smaller operand tile
+/// (`lrc_small_share_factor`): the order `visit_order` describes walks bands of at least 8
+/// tiles, whose CTAs share B (row raster) or A (column raster), and that is the smaller of
+/// the tile's two operand tiles.
 fn shares_smaller_tile(s: &Schedule, grid: &WorkGrid) -> bool {
     match visit_order(s.raster, s.group, grid) {
         (_, group) if group < 8 => false,
