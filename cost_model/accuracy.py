@@ -120,14 +120,16 @@ def screens_row(sel_dir, device, model):
         rhos.append(rho)
         # The pick against the fastest timed, counting schedules `forge rank` leaves out as
         # duplicates of another visit order (a profile's pool can still hold them).
-        timed = {n: statistics.median(v) for n, v in times[shape].items() if len(v) >= min_rounds}
+        timed = {n: statistics.median(v) for n, v in times[shape].items()
+                 if len(v) >= min_rounds}
         pick = select(profile, shape, forge=FORGE, model=model)
         if pick in timed:
             chosen.append(min(timed.values()) / timed[pick])
     sel = ("%.3f (%.3f), %d timed" % (gm(chosen), min(chosen), len(chosen))
            if chosen else "none timed")
     return [str(len(first)), str(rounds), "%.3f (%.3f)" % (gm(first), min(first)),
-            "%d/%d" % (in4, len(first)), "%.2f" % statistics.median([r for r in rhos if r == r]), sel]
+            "%d/%d" % (in4, len(first)),
+            "%.2f" % statistics.median([r for r in rhos if r == r]), sel]  # NaN: rho undefined
 
 
 def table(head, rows):

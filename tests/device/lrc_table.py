@@ -35,18 +35,18 @@ def read(report):
         f = line.split()
         if len(f) >= 3 and f[0] in METRICS:
             value = float(f[-1].replace(",", ""))
-            # ncu picks the time's unit (nsecond, usecond, msecond).
-            scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(f[1], 1.0)
-            row[METRICS[f[0]]] = value * scale if f[0] == "Duration" else value
+            # ncu picks the time's unit ("Duration  us  580.38"; ns and ms on other kernels).
+            scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3}[f[1]] if f[0] == "Duration" else 1.0
+            row[METRICS[f[0]]] = value * scale
     return row
 
 
 def main():
     print("| shape | schedule | µs | requested (M sectors) | merged | to L2 (M sectors) |")
     print("|---|---|---:|---:|---:|---:|")
-    for i, path in enumerate(sys.argv[1:]):
+    for path in sys.argv[1:]:
         with tempfile.TemporaryDirectory() as tmp:
-            for report in reports(path, os.path.join(tmp, str(i))):
+            for report in reports(path, tmp):
                 m = NAME.search(os.path.basename(report))
                 row = read(report)
                 if not m or "requested" not in row:

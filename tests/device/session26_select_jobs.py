@@ -24,6 +24,7 @@ Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
 import math
 import random
 import sys
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 
 from session8_select_jobs import select, write_jobs
@@ -39,17 +40,8 @@ SETS = {
 
 def held_shapes():
     """Shapes some profile entry holds."""
-    held = set()
-    for p in PROFILES.values():
-        entry = {}
-        for line in open(p):
-            f = line.split(" = ")
-            if len(f) == 2 and f[0] in ("m", "n", "k"):
-                entry[f[0]] = f[1].strip()
-                if len(entry) == 3:
-                    held.add("%sx%sx%s" % (entry["m"], entry["n"], entry["k"]))
-                    entry = {}
-    return held
+    return {"%dx%dx%d" % (e["m"], e["n"], e["k"])
+            for p in PROFILES.values() for e in tomllib.load(open(p, "rb"))["entry"]}
 
 
 def draw(seed):
