@@ -79,6 +79,7 @@ SCREENS = [
     ("set 22", "h100", "held out", R + "2026-12-06-h100-session25/set22/sel.tgz"),
     ("set 23", "h100", "held out", R + "2026-12-06-h100-session25/set23/sel.tgz"),
     ("set 24", "h100", "held out", R + "2026-12-06-h100-session26/set24/sel.tgz"),
+    ("set 25", "h100", "held out", R + "2026-12-06-h100-session27/set25/sel.tgz"),
 ]
 
 
