@@ -136,10 +136,21 @@ pub struct GlobalConstants {
     /// merged more where the adjacent CTAs shared the larger tile (Nsight Compute, H100:
     /// 128×240 row 31% against column 6%, 256×128 row 13% against column 19%); of the stored
     /// column/row twins at groups 8–16 that differ by more than 2%, the order sharing the
-    /// larger tile was the faster for 137 of 143 on the H100 and 118 of 141 on the H200. A
-    /// hypothesis, not shipped (reports/notes.md, session 26).
+    /// larger tile was the faster for 137 of 143 on the H100 and 118 of 141 on the H200.
+    /// Shipped at 1.04 in session 27 after held-out set 25 (H100): the choices it moved ran
+    /// 1.10× (H100 profile) and 1.12× (H200 profile) the old ones, none slower
+    /// (reports/notes.md, sessions 26–27).
     #[serde(default = "one")]
     pub lrc_small_share_factor: f64,
+    /// How the pipeline's latency bound meets the main loop's resource mix: 0 (the default)
+    /// = the larger of the two plus `overlap_loss` × the smaller; p > 0 = their p-norm, which
+    /// charges more where the two are close (a shallow pipeline whose round trip about
+    /// matches the tile's MMA time) and less where one dominates. Session 27 hypothesis: the
+    /// stored stage twins of big wgmma tiles ran s3 1.10× slower than priced against s4 on
+    /// the H100 (457 twins; 1.03× on the H200) while s2 ran 0.92× of its price
+    /// (reports/notes.md, session 27, item 4).
+    #[serde(default)]
+    pub latency_norm: f64,
 }
 
 fn one() -> f64 {
@@ -423,7 +434,8 @@ struct Batch {
     dram: f64,
     /// Resource bound with the overlap loss (or the resources' norm, `resource_norm`).
     mix: f64,
-    /// max(mix, pipeline latency bound) + overlap_loss × min(mix, latency bound).
+    /// max(mix, pipeline latency bound) + overlap_loss × min(mix, latency bound), or their
+    /// `latency_norm`-norm.
     main: f64,
 }
 
@@ -441,6 +453,18 @@ struct Unit {
     latency: f64,
 }
 
+/// `(Σ tᵢᵖ)^(1/p)` of non-negative times, at least one positive; scaled by the largest so
+/// that high powers of small times stay finite.
+fn p_norm(times: &[f64], p: f64) -> f64 {
+    let bound = times.iter().copied().fold(0.0, f64::max);
+    bound
+        * times
+            .iter()
+            .map(|t| (t / bound).powf(p))
+            .sum::<f64>()
+            .powf(1.0 / p)
+}
+
 impl Unit {
     fn batch(&self, ctx: &Ctx, j: f64, active: f64, g: &GlobalConstants) -> Batch {
         let overlap_loss = g.overlap_loss;
@@ -451,13 +475,7 @@ impl Unit {
             (self.dram_bytes + g.tma_oob_dram_factor * self.oob_bytes) * active / ctx.dram_bw;
         let bound = compute.max(smem).max(l2).max(dram);
         let mix = if g.resource_norm > 0.0 && bound > 0.0 {
-            // Scaled by the bound so that high powers of small times stay finite.
-            let p = g.resource_norm;
-            let sum: f64 = [compute, smem, l2, dram]
-                .iter()
-                .map(|t| (t / bound).powf(p))
-                .sum();
-            bound * sum.powf(1.0 / p)
+            p_norm(&[compute, smem, l2, dram], g.resource_norm)
         } else {
             bound + overlap_loss * (compute + smem + l2 + dram - bound)
         };
@@ -469,7 +487,11 @@ impl Unit {
             mix,
             // The latency bound overlaps the resources but not perfectly: shallow pipelines
             // pay a little even when they are not latency-bound.
-            main: mix.max(self.latency) + overlap_loss * mix.min(self.latency),
+            main: if g.latency_norm > 0.0 && mix.max(self.latency) > 0.0 {
+                p_norm(&[mix, self.latency], g.latency_norm)
+            } else {
+                mix.max(self.latency) + overlap_loss * mix.min(self.latency)
+            },
         }
     }
 }
@@ -542,6 +564,15 @@ impl CostModel {
             range(
                 "global.resource_norm",
                 g.resource_norm,
+                1.0,
+                64.0,
+                "must be 0 (off) or within [1, 64]",
+            )?;
+        }
+        if g.latency_norm != 0.0 {
+            range(
+                "global.latency_norm",
+                g.latency_norm,
                 1.0,
                 64.0,
                 "must be 0 (off) or within [1, 64]",
@@ -1937,6 +1968,33 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    #[test]
+    fn the_latency_norm_charges_shallow_pipelines_more_than_deep_ones() {
+        let off = CostModel::shipped();
+        assert_eq!(off.global.latency_norm, 0.0, "shipped: off");
+        let on = shipped_with(|g| g.latency_norm = 6.0);
+        let arch = h100();
+        let shape = Shape::new(12512, 10048, 712);
+        let t =
+            |m: &CostModel, name: &str| m.predict(&arch, &sched(name), &shape, Layout::Tn).time_us;
+        let s3 = "wgmma_tf32_128x240x32_s3_wg2_swz16_sk_c1_k1";
+        let s4 = "wgmma_tf32_128x240x32_s4_wg2_swz16_sk_c1_k1";
+        // s3's round trip about matches the tile's MMA time, s4's is well under it: the norm
+        // widens the gap between them (stored twins: s3 1.10x slower than priced on the H100).
+        assert!(t(&on, s3) / t(&on, s4) > t(&off, s3) / t(&off, s4) + 0.01);
+        // Off, the latency bound adds overlap_loss x itself under the mix; on, s4's share
+        // shrinks and s3's does not.
+        assert!(t(&on, s4) < t(&off, s4));
+        assert!(t(&on, s3) > t(&off, s3));
+        assert!(
+            CostModel::from_toml(&SHIPPED.replace(
+                "resource_norm = 8.0",
+                "latency_norm = 0.5\nresource_norm = 8.0"
+            ))
+            .is_err()
+        );
     }
 
     #[test]
