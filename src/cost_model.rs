@@ -19,6 +19,7 @@ use crate::schedule::{
 };
 use crate::shape::Shape;
 use crate::space;
+use crate::wave_reuse;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -151,6 +152,29 @@ pub struct GlobalConstants {
     /// (reports/notes.md, session 27, item 4).
     #[serde(default)]
     pub latency_norm: f64,
+    /// The operands' DRAM reads walked tile by tile in the visit order, wave by wave
+    /// (`crate::wave_reuse`), with a re-read after `d` bytes of L2 traffic missing with
+    /// probability `1 − exp(−(d/D)^p)`, `D` this share of the L2; 0 (the default) = the band
+    /// model (`operand_dram_bytes`'s passes, keeps and launch-distance loss). Session 28
+    /// hypothesis: fitted to 47 kernels' DRAM reads on an H100 (rms of log(priced/read) 0.21
+    /// against the band model's 0.78; reports/notes.md, session 28).
+    #[serde(default)]
+    pub wave_reuse_capacity_fraction: f64,
+    /// `p` of the wave model's miss curve.
+    #[serde(default = "four")]
+    pub wave_reuse_exponent: f64,
+    /// The wave model's in-wave re-read misses per doubling of the launch distance between a
+    /// panel's readers.
+    #[serde(default = "one_percent")]
+    pub wave_share_loss_per_doubling: f64,
+}
+
+fn four() -> f64 {
+    4.0
+}
+
+fn one_percent() -> f64 {
+    0.01
 }
 
 fn one() -> f64 {
@@ -613,6 +637,27 @@ impl CostModel {
             1.0,
             SHARE,
         )?;
+        range(
+            "global.wave_reuse_capacity_fraction",
+            g.wave_reuse_capacity_fraction,
+            0.0,
+            4.0,
+            "must be 0 (off) or within (0, 4]",
+        )?;
+        range(
+            "global.wave_reuse_exponent",
+            g.wave_reuse_exponent,
+            0.25,
+            16.0,
+            "must be within [0.25, 16]",
+        )?;
+        range(
+            "global.wave_share_loss_per_doubling",
+            g.wave_share_loss_per_doubling,
+            0.0,
+            1.0,
+            SHARE,
+        )?;
         for (key, value) in [
             ("global.column_raster_factor", g.column_raster_factor),
             ("global.lrc_small_share_factor", g.lrc_small_share_factor),
@@ -842,6 +887,25 @@ fn operand_dram_bytes(
     let a = shape.m as f64 * k_split * elem;
     let b = shape.n as f64 * k_split * elem;
     let (tm, tn) = (grid.tiles_m as f64, grid.tiles_n as f64);
+    if ctx.g.wave_reuse_capacity_fraction > 0.0 {
+        let launch = wave_reuse::Launch {
+            tiles_m: grid.tiles_m,
+            tiles_n: grid.tiles_n,
+            splits: s.split_k.max(1) as u64,
+            group: s.group as u64,
+            raster_n: s.raster == Raster::Row,
+            slots: resident_tiles.round().max(1.0) as u64,
+            a_panel_bytes: a / tm.max(1.0),
+            b_panel_bytes: b / tn.max(1.0),
+            c_tile_bytes: s.tile.bm as f64 * s.tile.bn as f64 * 4.0,
+        };
+        let reuse = wave_reuse::Reuse {
+            capacity_bytes: ctx.arch.l2_bytes as f64 * ctx.g.wave_reuse_capacity_fraction,
+            exponent: ctx.g.wave_reuse_exponent,
+            loss_per_doubling: ctx.g.wave_share_loss_per_doubling,
+        };
+        return wave_reuse::operand_dram_bytes(&launch, &reuse);
+    }
     let (raster, group) = visit_order(s.raster, s.group, grid);
     // Row raster: bands of `group` tile rows walked along N, so A panels are the band operand
     // (reused across the waves of a band) and B panels the streamed one. Column swaps roles.

@@ -41,3 +41,4 @@ pub mod step;
 pub mod summary;
 pub mod tune;
 pub mod util;
+pub mod wave_reuse;

@@ -5,7 +5,7 @@
 # persistent (or split-K) and, unless TWINS=0, its non-persistent twin, plus the group-4 row
 # order at a second stage count where the spec names one: what a term for the merged share
 # (by raster, group, persistence, stages) must fit. From a build_drop.sh folder holding
-# session6_ncu.sh and lrc_table.py:
+# session6_ncu.sh, ncu_traffic.sh and lrc_table.py:
 #   OUT=<results> [VISIT_GROUPS="1 2 4 8 16"] [TWINS=0] bash lrc_sweep.sh \
 #     [SHAPE:TILE_STAGES:PERS[:OTHER_STAGES] ...]
 # (default: the three below, 27 kernels). Writes $OUT/ncu.tgz, the reports and lrc.md (the
@@ -32,7 +32,4 @@ for spec in "${specs[@]}"; do
   done
   [ -n "${other:-}" ] && list+=("$shape:wgmma_tf32_${tile%_s*}_${other}_wg2_swz4_${pers}_c1_k1")
 done
-OUT=$O OWN_ONLY=1 EXTRA_METRICS="lrc__request_sectors_op_read_coalescable.sum,\
-lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum,\
-lrc__lts2lrc_sectors_op_read.sum" bash session6_ncu.sh "${list[@]}" > /dev/null 2>&1
-python3 lrc_table.py "$O" | tee "$O/lrc.md"
+OUT=$O bash ncu_traffic.sh "${list[@]}" && mv "$O/traffic.md" "$O/lrc.md"
