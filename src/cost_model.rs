@@ -160,6 +160,14 @@ pub struct GlobalConstants {
     /// against the band model's 0.78; reports/notes.md, session 28).
     #[serde(default)]
     pub wave_reuse_capacity_fraction: f64,
+    /// A batch's compute and shared-memory times × (busy SMs / SMs)^this: a launch that
+    /// leaves SMs idle runs the busy ones faster. 0 (the default) = not priced. Session 28
+    /// hypothesis: the stored one-wave wgmma timings are priced slower than measured the
+    /// fewer CTAs they launch (log(priced/measured) medians 0.12 at ≤ 100 CTAs, 0.02–0.05
+    /// at 117–132, H100 sets 10–11 with the wave DRAM model and H200 sets 10, 11, 13 with
+    /// either; reports/notes.md, session 28).
+    #[serde(default)]
+    pub busy_sm_clock_exponent: f64,
     /// `p` of the wave model's miss curve.
     #[serde(default = "four")]
     pub wave_reuse_exponent: f64,
@@ -492,8 +500,15 @@ fn p_norm(times: &[f64], p: f64) -> f64 {
 impl Unit {
     fn batch(&self, ctx: &Ctx, j: f64, active: f64, g: &GlobalConstants) -> Batch {
         let overlap_loss = g.overlap_loss;
-        let compute = j * self.compute / (j * self.issue).min(1.0);
-        let smem = j * self.smem;
+        // Fewer busy SMs run their pipelines faster (`busy_sm_clock_exponent`).
+        let busy = if g.busy_sm_clock_exponent > 0.0 {
+            ((active / j.max(1.0)) / ctx.sms).clamp(1.0 / ctx.sms, 1.0)
+        } else {
+            1.0
+        };
+        let clock = busy.powf(g.busy_sm_clock_exponent);
+        let compute = clock * j * self.compute / (j * self.issue).min(1.0);
+        let smem = clock * j * self.smem;
         let l2 = (self.l2_bytes * active / ctx.l2_bw).max(self.l2_bytes * j / ctx.l2_port);
         let dram =
             (self.dram_bytes + g.tma_oob_dram_factor * self.oob_bytes) * active / ctx.dram_bw;
@@ -643,6 +658,13 @@ impl CostModel {
             0.0,
             4.0,
             "must be 0 (off) or within (0, 4]",
+        )?;
+        range(
+            "global.busy_sm_clock_exponent",
+            g.busy_sm_clock_exponent,
+            0.0,
+            1.0,
+            SHARE,
         )?;
         range(
             "global.wave_reuse_exponent",
@@ -1999,6 +2021,59 @@ mod tests {
         // 12 x 22 = 264 tiles: two per CTA, paired.
         let paired = Shape::new(1536, 2464, 4096);
         assert_eq!(t(&m, pp, &paired), t(&shipped, pp, &paired));
+    }
+
+    #[test]
+    fn the_wave_reuse_model_prices_the_measured_dram_reads_of_a_short_k_grid() {
+        let shipped = CostModel::shipped();
+        assert_eq!(shipped.global.wave_reuse_capacity_fraction, 0.0, "shipped: off");
+        let m = shipped_with(|g| g.wave_reuse_capacity_fraction = 0.9);
+        let arch = h100();
+        let shape = Shape::new(13680, 7872, 296);
+        let c = 13680.0 * 7872.0 * 4.0;
+        let operands = |m: &CostModel, order: &str| {
+            let name = format!("wgmma_tf32_128x248x32_s4_wg2_{order}_pers_c1_k1");
+            m.predict(&arch, &sched(&name), &shape, Layout::Tn).terms.dram_bytes - c
+        };
+        // Nsight Compute, H100 (session 27): row group 4 read 68 MB, column group 16 64 MB,
+        // column group 1 194 MB; the band model prices 457, 63 and 609.
+        for (order, read) in [("swz4", 68e6), ("swz16c", 64e6), ("swz1c", 194e6)] {
+            let priced = operands(&m, order);
+            assert!(
+                (priced / read).ln().abs() < 0.5,
+                "{order}: {priced} against {read}"
+            );
+        }
+        assert!(operands(&shipped, "swz4") > 4.0 * 68e6);
+    }
+
+    #[test]
+    fn the_busy_sm_clock_speeds_up_only_batches_that_leave_sms_idle() {
+        let shipped = CostModel::shipped();
+        assert_eq!(shipped.global.busy_sm_clock_exponent, 0.0, "shipped: off");
+        let m = shipped_with(|g| g.busy_sm_clock_exponent = 0.2);
+        let arch = h200();
+        let t = |m: &CostModel, shape: &Shape| {
+            let name = "wgmma_tf32_128x112x32_s7_wg2_swz2_np_c1_k1";
+            let p = m.predict(&arch, &sched(name), shape, Layout::Tn);
+            p.terms.mainloop_us + p.terms.tail_wave_us
+        };
+        // 12 x 22 = 264 tiles on 132 SMs: two whole waves, every SM busy.
+        let whole = Shape::new(1536, 2464, 4096);
+        assert_eq!(t(&m, &whole), t(&shipped, &whole));
+        // 10 x 11 = 110 tiles: one wave leaving 22 SMs idle, compute-bound at deep K.
+        let partial = Shape::new(1216, 1216, 11264);
+        let ratio = t(&m, &partial) / t(&shipped, &partial);
+        let clock = (110.0f64 / 132.0).powf(0.2);
+        assert!(ratio < 1.0 && ratio >= clock - 1e-9, "{ratio} against {clock}");
+        let with = |v: &str| {
+            CostModel::from_toml(&SHIPPED.replace(
+                "resource_norm = 8.0",
+                &format!("busy_sm_clock_exponent = {v}\nresource_norm = 8.0"),
+            ))
+        };
+        assert!(with("0.1").is_ok());
+        assert!(with("1.5").is_err(), "an exponent above 1 is refused");
     }
 
     #[test]

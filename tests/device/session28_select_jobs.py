@@ -1,0 +1,62 @@
+"""Session 28, issue #13: held-out set 26 for session10_select.sh (CPU), written before any of
+its shapes was timed. Hypothesis: `busy_sm_clock_exponent` 0 -> 0.1 (a batch's compute and
+shared-memory times x (busy SMs / SMs)^0.1: a launch that leaves SMs idle runs the busy ones
+faster; the stored one-wave timings are priced slower than measured the fewer CTAs they launch,
+reports/notes.md, session 28). Shapes no profile entry holds, drawn by session 26's rule
+(`session26_select_jobs.draw`):
+  - broad: the first six drawn with seed 3131, whatever the models pick;
+  - moved: the first eight of the first 4,000 drawn with seed 3232 where the hypothesis moves
+    either profile's choice.
+Roles: h100, h200 (each profile's choice by the shipped model) and h100_busy01, h200_busy01
+(by the hypothesis), and both models' top 8 priced for each device (split-K excluded); the
+table's "fresh tune" is the best of those.
+Registered rule (before timing): on each card that runs it, the moved picks >= 1.02x the
+shipped picks in geomean and none below 0.97x, for each profile.
+The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
+to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
+  PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
+"""
+import os
+import sys
+
+from session15_select_jobs import alternative_model_job
+from session17_select_jobs import PROFILES
+from session26_select_jobs import draw, moved_shapes
+from session8_select_jobs import write_jobs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# set: (overrides of [global], role suffix, broad seed, moved seed, moved shapes kept)
+SETS = {
+    "26": ({"busy_sm_clock_exponent": 0.1}, "_busy01", 3131, 3232, 8),
+}
+
+
+def hypothesis_model(dest, overrides):
+    """The shipped constants with `overrides` added under [global], written to dest."""
+    text = open(os.path.join(ROOT, "cost_model", "model.toml")).read()
+    lines = "".join("%s = %r\n" % kv for kv in overrides.items())
+    assert "\n[global]\n" in text, "cost_model/model.toml has no [global] table"
+    os.makedirs(dest, exist_ok=True)
+    path = os.path.join(dest, "model.toml")
+    with open(path, "w") as f:
+        f.write(text.replace("\n[global]\n", "\n[global]\n" + lines, 1))
+    return path
+
+
+def main():
+    dest, name = sys.argv[1:3]
+    overrides, suffix, broad_seed, moved_seed, keep = SETS[name]
+    model = hypothesis_model(dest, overrides)
+    gen = draw(broad_seed)
+    broad = [next(gen) for _ in range(6)]
+    moved = moved_shapes(moved_seed, 4000, model)
+    print("broad:", " ".join(broad))
+    print("moved: %s (%d of 4000 drawn)" % (" ".join(moved), len(moved)))
+    if "--scan" in sys.argv:
+        return
+    write_jobs(dest, [alternative_model_job(name, s, PROFILES, 8, model, suffix)
+                      for s in broad + moved[:keep]])
+
+
+if __name__ == "__main__":
+    main()
