@@ -2026,14 +2026,20 @@ mod tests {
     #[test]
     fn the_wave_reuse_model_prices_the_measured_dram_reads_of_a_short_k_grid() {
         let shipped = CostModel::shipped();
-        assert_eq!(shipped.global.wave_reuse_capacity_fraction, 0.0, "shipped: off");
+        assert_eq!(
+            shipped.global.wave_reuse_capacity_fraction, 0.0,
+            "shipped: off"
+        );
         let m = shipped_with(|g| g.wave_reuse_capacity_fraction = 0.9);
         let arch = h100();
         let shape = Shape::new(13680, 7872, 296);
         let c = 13680.0 * 7872.0 * 4.0;
         let operands = |m: &CostModel, order: &str| {
             let name = format!("wgmma_tf32_128x248x32_s4_wg2_{order}_pers_c1_k1");
-            m.predict(&arch, &sched(&name), &shape, Layout::Tn).terms.dram_bytes - c
+            m.predict(&arch, &sched(&name), &shape, Layout::Tn)
+                .terms
+                .dram_bytes
+                - c
         };
         // Nsight Compute, H100 (session 27): row group 4 read 68 MB, column group 16 64 MB,
         // column group 1 194 MB; the band model prices 457, 63 and 609.
@@ -2065,7 +2071,10 @@ mod tests {
         let partial = Shape::new(1216, 1216, 11264);
         let ratio = t(&m, &partial) / t(&shipped, &partial);
         let clock = (110.0f64 / 132.0).powf(0.2);
-        assert!(ratio < 1.0 && ratio >= clock - 1e-9, "{ratio} against {clock}");
+        assert!(
+            ratio < 1.0 && ratio >= clock - 1e-9,
+            "{ratio} against {clock}"
+        );
         let with = |v: &str| {
             CostModel::from_toml(&SHIPPED.replace(
                 "resource_norm = 8.0",

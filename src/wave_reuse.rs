@@ -273,7 +273,12 @@ mod tests {
 
     #[test]
     fn the_walk_visits_every_tile_once_in_each_order() {
-        for (tm, tn, g, rn) in [(7, 5, 3, true), (7, 5, 3, false), (4, 9, 16, true), (1, 1, 1, false)] {
+        for (tm, tn, g, rn) in [
+            (7, 5, 3, true),
+            (7, 5, 3, false),
+            (4, 9, 16, true),
+            (1, 1, 1, false),
+        ] {
             let mut seen = vec![false; (tm * tn) as usize];
             for t in 0..tm * tn {
                 let (i, j) = tile_at(t, tm, tn, g, rn);
@@ -281,7 +286,9 @@ mod tests {
                 assert!(!std::mem::replace(&mut seen[(i * tn + j) as usize], true));
             }
         }
-        for (tm, tn, g, rn, splits) in [(7, 5, 3, true, 2), (7, 5, 3, false, 1), (4, 9, 16, true, 3)] {
+        for (tm, tn, g, rn, splits) in
+            [(7, 5, 3, true, 2), (7, 5, 3, false, 1), (4, 9, 16, true, 3)]
+        {
             let l = Launch {
                 splits,
                 group: g,
@@ -296,7 +303,10 @@ mod tests {
                     ((u / tiles * tm + i) as usize, (u / tiles * tn + j) as usize)
                 })
                 .collect();
-            assert_eq!(walked, direct, "{tm}x{tn} group {g} raster_n {rn} splits {splits}");
+            assert_eq!(
+                walked, direct,
+                "{tm}x{tn} group {g} raster_n {rn} splits {splits}"
+            );
         }
         // Row raster, group 2: down the band's two rows, then the next column.
         assert_eq!(tile_at(1, 4, 4, 2, true), (1, 0));
@@ -312,7 +322,10 @@ mod tests {
         let operand = 1024.0 * 512.0 * 4.0;
         let bytes = operand_dram_bytes(&l, &H100);
         let expected = operand + operand * (1.0 + 7.0 * 0.03);
-        assert!((bytes / expected - 1.0).abs() < 1e-9, "{bytes} against {expected}");
+        assert!(
+            (bytes / expected - 1.0).abs() < 1e-9,
+            "{bytes} against {expected}"
+        );
     }
 
     #[test]
