@@ -94,9 +94,13 @@ def calibration_row(dirs, device, model, tmp):
     line = next(x for x in out.splitlines() if x.startswith("train, before") and "top-1" in x)
     shapes = re.search(r"(\d+) training shapes", out).group(1)
     get = lambda pat: re.search(pat, line).group(1)  # noqa: E731
-    return [shapes, "%s (%s)" % (get(r"top-1 ([\d.]+)"), get(r"worst ([\d.]+)")),
-            get(r"top-4\s+(\d+%)"), get(r"top-16\s+(\d+%)"), get(r"top-4\s+(\d+%)\)"),
-            get(r"rho median ([\d.]+)"), get(r"\|pred/meas-1\| ([\d.]+%)")]
+    cells = [shapes, "%s (%s)" % (get(r"top-1 ([\d.]+)"), get(r"worst ([\d.]+)")),
+             get(r"top-4\s+(\d+%)"), get(r"top-16\s+(\d+%)"), get(r"top-4\s+(\d+%)\)"),
+             get(r"rho median ([\d.]+)"), get(r"\|pred/meas-1\| ([\d.]+%)")]
+    stats = {"shapes": int(shapes), "top1": float(get(r"top-1 ([\d.]+)")),
+             "worst": float(get(r"worst ([\d.]+)")),
+             "top4": float(get(r"top-4\s+(\d+)%"))}
+    return cells, stats
 
 
 def screens_dir(path, tmp):
@@ -128,9 +132,31 @@ def screens_row(sel_dir, device, model):
             chosen.append(min(timed.values()) / timed[pick])
     sel = ("%.3f (%.3f), %d timed" % (gm(chosen), min(chosen), len(chosen))
            if chosen else "none timed")
-    return [str(len(first)), str(rounds), "%.3f (%.3f)" % (gm(first), min(first)),
-            "%d/%d" % (in4, len(first)),
-            "%.2f" % statistics.median([r for r in rhos if r == r]), sel]  # NaN: rho undefined
+    cells = [str(len(first)), str(rounds), "%.3f (%.3f)" % (gm(first), min(first)),
+             "%d/%d" % (in4, len(first)),
+             "%.2f" % statistics.median([r for r in rhos if r == r]), sel]  # NaN: rho undefined
+    return cells, first, chosen
+
+
+def pooled(calibration, screens, use=None):
+    """One line over the sets (those of `use` only, if given): the calibration sets' top-1
+    (shape-weighted geomean of their geomeans), the screens' first choice and the profile's
+    timed picks (geomean over every shape), each with its worst shape, and the calibration
+    sets' best-in-top-4 share (shape-weighted)."""
+    cal = [st for u, st in calibration if use in (None, u)]
+    firsts = [x for u, f, _ in screens if use in (None, u) for x in f]
+    picks = [x for u, _, c in screens if use in (None, u) for x in c]
+    out = []
+    if cal:
+        n = sum(st["shapes"] for st in cal)
+        top1 = math.exp(sum(st["shapes"] * math.log(st["top1"]) for st in cal) / n)
+        top4 = sum(st["shapes"] * st["top4"] for st in cal) / n
+        out.append("calibration top-1 %.4f (%.3f), best in top 4 %.1f%% (%d shapes)"
+                   % (top1, min(st["worst"] for st in cal), top4, n))
+    for label, xs in (("screens' first choice", firsts), ("profile's picks", picks)):
+        if xs:
+            out.append("%s %.4f (%.3f, %d shapes)" % (label, gm(xs), min(xs), len(xs)))
+    return "; ".join(out)
 
 
 def table(head, rows):
@@ -155,10 +181,11 @@ def main():
              args.model or "cost_model/model.toml",
              hashlib.sha256(model_bytes).hexdigest()[:12]))
     with tempfile.TemporaryDirectory() as tmp:
-        rows = []
+        rows, cal_stats, screen_stats = [], [], []
         for name, device, use, dirs in CALIBRATION:
-            rows.append([name, device.upper(), use]
-                        + calibration_row(dirs, device, model, os.path.join(tmp, "fit")))
+            cells, stats = calibration_row(dirs, device, model, os.path.join(tmp, "fit"))
+            rows.append([name, device.upper(), use] + cells)
+            cal_stats.append((use, stats))
         print("## Calibration sets (sampled space)\n")
         print("Goal on held-out shapes (#13): top-1 at least 0.98, the best in the first 4 "
               "on 90% of shapes, rho at least 0.85. \"within 1%\": a schedule within 1% of "
@@ -168,7 +195,9 @@ def main():
         rows = []
         for i, (name, device, use, path) in enumerate(SCREENS):
             d = screens_dir(path, os.path.join(tmp, "s%d" % i))
-            rows.append([name, device.upper(), use] + screens_row(d, device, model))
+            cells, first, chosen = screens_row(d, device, model)
+            rows.append([name, device.upper(), use] + cells)
+            screen_stats.append((use, first, chosen))
         print("\n## Selection screens (held-out sets' rounds)\n")
         print("\"first\": the model's first choice among the screened schedules against the "
               "fastest screened (medians over the rounds). \"profile\": the shipped "
@@ -177,6 +206,11 @@ def main():
               "held-out shape.\n")
         print(table(["set", "device", "use", "shapes", "rounds", "first", "best in first 4",
                      "rho median", "profile"], rows))
+        print("\n## Pooled\n")
+        print("Both devices; the profile's picks count only where the screens timed them, so "
+              "two constants files compare on different shapes there.\n")
+        print("- every set: " + pooled(cal_stats, screen_stats))
+        print("- held-out sets only: " + pooled(cal_stats, screen_stats, "held out"))
 
 
 if __name__ == "__main__":

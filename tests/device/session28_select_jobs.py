@@ -12,6 +12,9 @@ Roles: h100, h200 (each profile's choice by the shipped model) and h100_busy01, 
 table's "fresh tune" is the best of those.
 Registered rule (before timing): on each card that runs it, the moved picks >= 1.02x the
 shipped picks in geomean and none below 0.97x, for each profile.
+Set 27, the same way for the DRAM walk (`wave_reuse_capacity_fraction` 0 -> 0.9; notes,
+session 28, items 1-2): broad seed 3333, moved seed 3434, roles h100_wave and h200_wave, the
+same rule.
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -28,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # set: (overrides of [global], role suffix, broad seed, moved seed, moved shapes kept)
 SETS = {
     "26": ({"busy_sm_clock_exponent": 0.1}, "_busy01", 3131, 3232, 8),
+    "27": ({"wave_reuse_capacity_fraction": 0.9}, "_wave", 3333, 3434, 8),
 }
 
 
