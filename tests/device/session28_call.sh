@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Session 28, issue #13, one device call (from a build_drop.sh folder holding session17_call1.sh,
-# its scripts, ncu_traffic.sh, lrc_table.py and the set26 jobs folder):
-#   1. held-out set 26 (`busy_sm_clock_exponent` 0.1; session28_select_jobs.py), TESTS=0,
-#      ROUND_BUDGET_S (default 300): $OUT/{gpu.txt,sel.tgz,selection.txt,select-log.txt};
+# its scripts, ncu_traffic.sh, lrc_table.py and the set folders SETS names):
+#   1. the held-out sets of SETS (default "set26": `busy_sm_clock_exponent` 0.1; "set27": the
+#      DRAM walk; session28_select_jobs.py), TESTS=0, ROUND_BUDGET_S (default 300):
+#      $OUT/{gpu.txt,sel.tgz,selection.txt,select-log.txt};
 #   2. unless NCU=0: the traffic counters and SM clocks of three one-wave pairs where the
 #      DRAM wave model and the shipped model pick apart (reports/notes.md, session 28):
 #      $OUT/deepk/{ncu.tgz,traffic.md}.
 set -uo pipefail
 O=${OUT:?OUT must name the results folder}
-OUT=$O REPEAT=0 JOBS_H200=set26 JOBS_OTHER=set26 TESTS=0 ROUND_BUDGET_S=${ROUND_BUDGET_S:-300} \
+sets=${SETS:-set26}
+OUT=$O REPEAT=0 JOBS_H200=$sets JOBS_OTHER=$sets TESTS=0 ROUND_BUDGET_S=${ROUND_BUDGET_S:-300} \
   bash session17_call1.sh
 if [ "${NCU:-1}" = 1 ]; then
   OUT=$O/deepk bash ncu_traffic.sh \
