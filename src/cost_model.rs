@@ -157,9 +157,17 @@ pub struct GlobalConstants {
     /// probability `1 − exp(−(d/D)^p)`, `D` this share of the L2; 0 (the default) = the band
     /// model (`operand_dram_bytes`'s passes, keeps and launch-distance loss). Session 28
     /// hypothesis: fitted to 47 kernels' DRAM reads on an H100 (rms of log(priced/read) 0.21
-    /// against the band model's 0.78; reports/notes.md, session 28).
+    /// against the band model's 0.78; over all 81 stored, 0.19 against 0.69:
+    /// cost_model/dram_accuracy.py; reports/notes.md, session 28).
     #[serde(default)]
     pub wave_reuse_capacity_fraction: f64,
+    /// `p` of the wave model's miss curve.
+    #[serde(default = "four")]
+    pub wave_reuse_exponent: f64,
+    /// The wave model's in-wave re-read misses per doubling of the launch distance between a
+    /// panel's readers.
+    #[serde(default = "one_percent")]
+    pub wave_share_loss_per_doubling: f64,
     /// A batch's compute and shared-memory times × (busy SMs / SMs)^this: a launch that
     /// leaves SMs idle runs the busy ones faster. 0 (the default) = not priced. Session 28
     /// hypothesis: the stored one-wave wgmma timings are priced slower than measured the
@@ -168,13 +176,6 @@ pub struct GlobalConstants {
     /// either; reports/notes.md, session 28).
     #[serde(default)]
     pub busy_sm_clock_exponent: f64,
-    /// `p` of the wave model's miss curve.
-    #[serde(default = "four")]
-    pub wave_reuse_exponent: f64,
-    /// The wave model's in-wave re-read misses per doubling of the launch distance between a
-    /// panel's readers.
-    #[serde(default = "one_percent")]
-    pub wave_share_loss_per_doubling: f64,
 }
 
 fn four() -> f64 {
