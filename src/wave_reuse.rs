@@ -14,7 +14,9 @@
 //!
 //! Fitted to Nsight Compute's `dram__bytes_read` of 47 wgmma kernels on an H100 (five shapes,
 //! every visit group 1–16 row and column at two of them; reports/2026-12-06-h100-session27/):
-//! log(priced/read) rms 0.21 against 0.78 for the band model (`D` 0.9 × L2, `p` 4, loss 0.01).
+//! log(priced/read) rms 0.21 against 0.78 for the band model (`D` 0.9 × L2, `p` 4, loss 0.01);
+//! over all 81 kernels with stored DRAM reads (sessions 21–27), 0.19 against 0.69
+//! (cost_model/dram_accuracy.py).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -76,7 +78,7 @@ impl Reuse {
     }
 }
 
-/// Which operand a panel belongs to, for the walk's bookkeeping.
+/// One operand's panels in the walk: the bytes of each and who read it last.
 struct Panels {
     bytes: f64,
     /// Per panel: the wave and the launch position of its last reader (`usize::MAX`: none).
