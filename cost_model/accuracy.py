@@ -94,12 +94,12 @@ def calibration_row(dirs, device, model, tmp):
     line = next(x for x in out.splitlines() if x.startswith("train, before") and "top-1" in x)
     shapes = re.search(r"(\d+) training shapes", out).group(1)
     get = lambda pat: re.search(pat, line).group(1)  # noqa: E731
-    cells = [shapes, "%s (%s)" % (get(r"top-1 ([\d.]+)"), get(r"worst ([\d.]+)")),
-             get(r"top-4\s+(\d+%)"), get(r"top-16\s+(\d+%)"), get(r"top-4\s+(\d+%)\)"),
-             get(r"rho median ([\d.]+)"), get(r"\|pred/meas-1\| ([\d.]+%)")]
-    stats = {"shapes": int(shapes), "top1": float(get(r"top-1 ([\d.]+)")),
-             "worst": float(get(r"worst ([\d.]+)")),
-             "top4": float(get(r"top-4\s+(\d+)%"))}
+    top1, worst, top4 = get(r"top-1 ([\d.]+)"), get(r"worst ([\d.]+)"), get(r"top-4\s+(\d+%)")
+    cells = [shapes, "%s (%s)" % (top1, worst), top4, get(r"top-16\s+(\d+%)"),
+             get(r"top-4\s+(\d+%)\)"), get(r"rho median ([\d.]+)"),
+             get(r"\|pred/meas-1\| ([\d.]+%)")]
+    stats = {"shapes": int(shapes), "top1": float(top1), "worst": float(worst),
+             "top4": float(top4.rstrip("%"))}
     return cells, stats
 
 

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "device"))
+import hypothesis_model  # noqa: E402
 from lrc_table import NAME, read  # noqa: E402
 
 FORGE = os.environ.get("FORGE", os.path.join(ROOT, "target", "release", "forge"))
@@ -56,12 +57,9 @@ def model_file(arg, tmp):
     """A constants file for `arg` (see the module's usage)."""
     if "=" not in arg:
         return arg
-    text = open(os.path.join(ROOT, "cost_model", "model.toml")).read()
-    lines = "".join(kv.strip() + "\n" for kv in arg.split(","))
+    overrides = dict(kv.strip().split("=", 1) for kv in arg.split(","))
     path = os.path.join(tmp, "model-%d.toml" % abs(hash(arg)))
-    with open(path, "w") as f:
-        f.write(text.replace("\n[global]\n", "\n[global]\n" + lines, 1))
-    return path
+    return hypothesis_model.write(path, {k.strip(): float(v) for k, v in overrides.items()})
 
 
 def main():

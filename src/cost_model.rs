@@ -502,12 +502,12 @@ impl Unit {
     fn batch(&self, ctx: &Ctx, j: f64, active: f64, g: &GlobalConstants) -> Batch {
         let overlap_loss = g.overlap_loss;
         // Fewer busy SMs run their pipelines faster (`busy_sm_clock_exponent`).
-        let busy = if g.busy_sm_clock_exponent > 0.0 {
-            ((active / j.max(1.0)) / ctx.sms).clamp(1.0 / ctx.sms, 1.0)
+        let clock = if g.busy_sm_clock_exponent > 0.0 {
+            let busy = ((active / j.max(1.0)) / ctx.sms).clamp(1.0 / ctx.sms, 1.0);
+            busy.powf(g.busy_sm_clock_exponent)
         } else {
             1.0
         };
-        let clock = busy.powf(g.busy_sm_clock_exponent);
         let compute = clock * j * self.compute / (j * self.issue).min(1.0);
         let smem = clock * j * self.smem;
         let l2 = (self.l2_bytes * active / ctx.l2_bw).max(self.l2_bytes * j / ctx.l2_port);

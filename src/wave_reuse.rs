@@ -21,24 +21,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-/// The kernel's visit order (kernels/common.cuh `forge_swizzle`): tile `t` → (tile row, tile
-/// column). `raster_n`: bands of `group` tile rows walked along N; else bands of `group` tile
-/// columns walked along M.
-pub fn tile_at(t: u64, tiles_m: u64, tiles_n: u64, group: u64, raster_n: bool) -> (u64, u64) {
-    let group = group.max(1);
-    let (major, minor) = if raster_n {
-        (tiles_m, tiles_n)
-    } else {
-        (tiles_n, tiles_m)
-    };
-    let band = group * minor;
-    let first = (t / band) * group;
-    let size = (major - first).min(group);
-    let r = t % band;
-    let (a, b) = (first + r % size, r / size);
-    if raster_n { (a, b) } else { (b, a) }
-}
-
 /// One launch's grid and bytes, as [`operand_dram_bytes`] walks it.
 #[derive(Clone, Copy, Debug)]
 pub struct Launch {
@@ -130,8 +112,9 @@ pub fn operand_dram_bytes(l: &Launch, r: &Reuse) -> f64 {
     bytes
 }
 
-/// The work units' panels in launch order, without a division per unit: (A panel, B panel)
-/// of unit `u` = split `u / tiles`, tile `tile_at(u % tiles)`.
+/// The work units' panels in launch order (kernels/common.cuh `forge_swizzle`: row raster =
+/// bands of `group` tile rows walked along N, column raster the transpose), without a
+/// division per unit: (A panel, B panel) of unit `u` = split `u / tiles`, tile `u % tiles`.
 struct Walk<'a> {
     l: &'a Launch,
     split: u64,
@@ -252,6 +235,24 @@ fn walk(l: &Launch, r: &Reuse) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kernel's visit order (kernels/common.cuh `forge_swizzle`): tile `t` → (tile row, tile
+    /// column). `raster_n`: bands of `group` tile rows walked along N; else bands of `group` tile
+    /// columns walked along M.
+    fn tile_at(t: u64, tiles_m: u64, tiles_n: u64, group: u64, raster_n: bool) -> (u64, u64) {
+        let group = group.max(1);
+        let (major, minor) = if raster_n {
+            (tiles_m, tiles_n)
+        } else {
+            (tiles_n, tiles_m)
+        };
+        let band = group * minor;
+        let first = (t / band) * group;
+        let size = (major - first).min(group);
+        let r = t % band;
+        let (a, b) = (first + r % size, r / size);
+        if raster_n { (a, b) } else { (b, a) }
+    }
 
     const H100: Reuse = Reuse {
         capacity_bytes: 0.9 * 52_428_800.0,

@@ -22,12 +22,12 @@ to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only
 import os
 import sys
 
+import hypothesis_model
 from session15_select_jobs import alternative_model_job
 from session17_select_jobs import PROFILES
 from session26_select_jobs import draw, moved_shapes
 from session8_select_jobs import write_jobs
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # set: (overrides of [global], role suffix, broad seed, moved seed, moved shapes kept)
 SETS = {
     "26": ({"busy_sm_clock_exponent": 0.1}, "_busy01", 3131, 3232, 8),
@@ -35,22 +35,11 @@ SETS = {
 }
 
 
-def hypothesis_model(dest, overrides):
-    """The shipped constants with `overrides` added under [global], written to dest."""
-    text = open(os.path.join(ROOT, "cost_model", "model.toml")).read()
-    lines = "".join("%s = %r\n" % kv for kv in overrides.items())
-    assert "\n[global]\n" in text, "cost_model/model.toml has no [global] table"
-    os.makedirs(dest, exist_ok=True)
-    path = os.path.join(dest, "model.toml")
-    with open(path, "w") as f:
-        f.write(text.replace("\n[global]\n", "\n[global]\n" + lines, 1))
-    return path
-
-
 def main():
     dest, name = sys.argv[1:3]
     overrides, suffix, broad_seed, moved_seed, keep = SETS[name]
-    model = hypothesis_model(dest, overrides)
+    os.makedirs(dest, exist_ok=True)
+    model = hypothesis_model.write(os.path.join(dest, "model.toml"), overrides)
     gen = draw(broad_seed)
     broad = [next(gen) for _ in range(6)]
     moved = moved_shapes(moved_seed, 4000, model)
