@@ -68,6 +68,14 @@ pub struct GlobalConstants {
     /// splits its requests).
     #[serde(default = "one")]
     pub unaligned_row_l2_factor: f64,
+    /// L2 → SM traffic multiplier of an operand whose rows are sector-aligned but not 128-byte
+    /// (line) aligned (row pitch a multiple of 32 B but not of 128 B: each 128-byte row segment
+    /// spans two L2 lines); 1 (the default) = not priced. Session 29 hypothesis: on the H100
+    /// the tall shapes 9344×168×6632 and 21808×344×3248 (pitch 32 and 64 B past a line) ran
+    /// their three-column tiles (128×64, 128×120) 1.7× and 1.5× slower than priced, where the
+    /// tiles with fewer L2 reads per FLOP (128×168, 256×128) ran as priced.
+    #[serde(default = "one")]
+    pub line_split_row_l2_factor: f64,
     /// Fraction of the ideal L2 saving a wgmma cluster's TMA multicast of B realizes on
     /// operands streamed from DRAM: B's L2 → SM traffic is divided by `1 +
     /// multicast_l2_saving·(1 − kept(L2_eff / (A + B)))·(c − 1)` (1 = ideal; nothing is saved
@@ -698,13 +706,15 @@ impl CostModel {
             1.0,
             SHARE,
         )?;
-        range(
-            "global.unaligned_row_l2_factor",
-            g.unaligned_row_l2_factor,
-            1.0,
-            big,
-            "must be at least 1",
-        )?;
+        for (key, value) in [
+            ("global.unaligned_row_l2_factor", g.unaligned_row_l2_factor),
+            (
+                "global.line_split_row_l2_factor",
+                g.line_split_row_l2_factor,
+            ),
+        ] {
+            range(key, value, 1.0, big, "must be at least 1")?;
+        }
         for (k, v) in [
             (
                 "global.epilogue_bytes_per_clk_per_sm",
@@ -1091,8 +1101,11 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let prep = PrepPlan::new(s, layout, shape, 0, 0);
     let row_factor = |p: Option<crate::operand_prep::OperandPrep>| {
         let ld = p.map_or(shape.k as u64, |p| p.ld_out as u64);
-        if (ld * s.dtype.operand_bytes() as u64).is_multiple_of(32) {
+        let pitch = ld * s.dtype.operand_bytes() as u64;
+        if pitch.is_multiple_of(128) {
             1.0
+        } else if pitch.is_multiple_of(32) {
+            g.line_split_row_l2_factor
         } else {
             g.unaligned_row_l2_factor
         }

@@ -15,6 +15,10 @@ shipped picks in geomean and none below 0.97x, for each profile.
 Set 27, the same way for the DRAM walk (`wave_reuse_capacity_fraction` 0 -> 0.9; notes,
 session 28, items 1-2): broad seed 3333, moved seed 3434, roles h100_wave and h200_wave, the
 same rule.
+Set 28 (session 29), the same way for the L2 line split (`line_split_row_l2_factor` 1 -> 2: an
+operand whose row pitch is a multiple of 32 B but not of 128 B reads each row segment as two L2
+lines; reports/notes.md, session 29): broad seed 3535, moved seed 3636, roles h100_line2 and
+h200_line2, the same rule.
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -32,6 +36,7 @@ from session8_select_jobs import write_jobs
 SETS = {
     "26": ({"busy_sm_clock_exponent": 0.1}, "_busy01", 3131, 3232, 8),
     "27": ({"wave_reuse_capacity_fraction": 0.9}, "_wave", 3333, 3434, 8),
+    "28": ({"line_split_row_l2_factor": 2.0}, "_line2", 3535, 3636, 8),
 }
 
 

@@ -2,9 +2,10 @@
 # Session 29, issue #13, one device call (from a build_drop.sh folder holding session17_call1.sh,
 # its scripts, ncu_traffic.sh, lrc_table.py and the reduced set folders set26r and set27r of
 # session29_rounds_jobs.py):
-#   1. more rounds of held-out sets 26 and 27 (the roles' picks and the 3 fastest of session 29's
-#      first round), TESTS=0, ROUND_BUDGET_S (default 300): $OUT/{gpu.txt,sel.tgz,selection.txt,
-#      select-log.txt};
+#   1. the set folders SETS names (default "set26r set27r": more rounds of held-out sets 26 and
+#      27, the roles' picks and the 3 fastest of session 29's first round; "set28": held-out set
+#      28, `line_split_row_l2_factor` 2), TESTS=0, ROUND_BUDGET_S (default 300):
+#      $OUT/{gpu.txt,sel.tgz,selection.txt,select-log.txt};
 #   2. unless NCU=0, Nsight Compute's traffic counters and SM clocks of two tall-skinny pairs the
 #      model prices alike but that ran 1.5–1.7× apart in that round: $OUT/tall/{ncu.tgz,traffic.md};
 #   3. unless DEEPK=0, session 28's six one-wave deep-K kernels: $OUT/deepk/{ncu.tgz,traffic.md}.
