@@ -8,7 +8,8 @@
 #      $OUT/{gpu.txt,sel.tgz,selection.txt,select-log.txt};
 #   2. unless NCU=0, Nsight Compute's traffic counters and SM clocks of two tall-skinny pairs the
 #      model prices alike but that ran 1.5–1.7× apart in that round: $OUT/tall/{ncu.tgz,traffic.md};
-#   3. unless DEEPK=0, session 28's six one-wave deep-K kernels: $OUT/deepk/{ncu.tgz,traffic.md}.
+#   3. unless DEEPK=0, session 28's six one-wave deep-K kernels (deepk_kernels.txt):
+#      $OUT/deepk/{ncu.tgz,traffic.md}.
 set -uo pipefail
 O=${OUT:?OUT must name the results folder}
 sets=${SETS:-set26r set27r}
@@ -23,13 +24,8 @@ if [ "${NCU:-1}" = 1 ]; then
   grep -h "SM Frequency\|Duration\|L2 Cache Throughput\|sm__pipe_tensor" "$O"/tall/ncu_own_*.txt 2>/dev/null
 fi
 if [ "${DEEPK:-1}" = 1 ]; then
-  OUT=$O/deepk bash ncu_traffic.sh \
-    1216x1216x11264:wgmma_tf32_128x104x32_s7_wg1_swz4c_np_c1_k1 \
-    1216x1216x11264:wgmma_tf32_128x96x32_s7_wg1_swz2_np_c1_k1 \
-    768x2560x10240:wgmma_tf32_128x128x32_s6_wg2_swz8_np_c1_k1 \
-    768x2560x10240:wgmma_tf32_128x120x32_s5_wg2_swz2c_pers_c1_k1 \
-    9216x576x8192:wgmma_tf32_128x192x32_s5_wg2_swz2_pers_c1_k1 \
-    9216x576x8192:wgmma_tf32_128x120x32_s6_wg1_swz2_np_c1_k1
+  # shellcheck disable=SC2046  # one SHAPE:SCHEDULE a word
+  OUT=$O/deepk bash ncu_traffic.sh $(cat deepk_kernels.txt)
   grep -h "SM Frequency" "$O"/deepk/ncu_own_*.txt 2>/dev/null | head -6
 fi
 # At most 8 files come back: the reports' text is in each ncu.tgz.
