@@ -2100,6 +2100,35 @@ mod tests {
     }
 
     #[test]
+    fn the_line_split_factor_scales_l2_reads_only_of_rows_that_straddle_lines() {
+        let shipped = CostModel::shipped();
+        assert_eq!(shipped.global.line_split_row_l2_factor, 1.0, "shipped: off");
+        let m = shipped_with(|g| g.line_split_row_l2_factor = 2.0);
+        let arch = h200();
+        let l2 = |m: &CostModel, k| {
+            let name = "wgmma_tf32_128x120x32_s6_wg1_swz1_pers_c1_k1";
+            let p = m.predict(&arch, &sched(name), &Shape::new(21808, 344, k), Layout::Tn);
+            p.terms.l2_us
+        };
+        // Pitch 3248 · 4 B = 101.5 lines: both operands' rows straddle two lines; C's stores
+        // are not scaled, so the L2 time grows by a little less than 2×.
+        let ratio = l2(&m, 3248) / l2(&shipped, 3248);
+        assert!(ratio > 1.8 && ratio < 2.0, "{ratio}");
+        // Line-aligned rows (3200 · 4 B) and rows below sector alignment (3250 · 4 B, priced by
+        // `unaligned_row_l2_factor`) do not move.
+        assert_eq!(l2(&m, 3200), l2(&shipped, 3200));
+        assert_eq!(l2(&m, 3250), l2(&shipped, 3250));
+        let with = |v: &str| {
+            CostModel::from_toml(&SHIPPED.replace(
+                "resource_norm = 8.0",
+                &format!("line_split_row_l2_factor = {v}\nresource_norm = 8.0"),
+            ))
+        };
+        assert!(with("2.0").is_ok());
+        assert!(with("0.9").is_err(), "a factor below 1 is refused");
+    }
+
+    #[test]
     fn the_np_later_wave_loss_scales_only_multi_wave_np_wgmma_main_loops() {
         let shipped = CostModel::shipped();
         let m = shipped_with(|g| g.np_later_wave_loss = 0.1);
