@@ -166,7 +166,9 @@ pub struct GlobalConstants {
     /// model (`operand_dram_bytes`'s passes, keeps and launch-distance loss). Session 28
     /// hypothesis: fitted to 47 kernels' DRAM reads on an H100 (rms of log(priced/read) 0.21
     /// against the band model's 0.78; over all 81 stored, 0.19 against 0.69:
-    /// cost_model/dram_accuracy.py; reports/notes.md, session 28).
+    /// cost_model/dram_accuracy.py; reports/notes.md, session 28). Held-out set 27 (session
+    /// 29, H100, one round) failed its rule: the H200 profile's moved picks ran 0.998× the
+    /// shipped ones, the worst 0.937× (the H100 profile's 1.057×, worst 0.970×).
     #[serde(default)]
     pub wave_reuse_capacity_fraction: f64,
     /// `p` of the wave model's miss curve.
@@ -181,7 +183,9 @@ pub struct GlobalConstants {
     /// hypothesis: the stored one-wave wgmma timings are priced slower than measured the
     /// fewer CTAs they launch (log(priced/measured) medians 0.12 at ≤ 100 CTAs, 0.02–0.05
     /// at 117–132, H100 sets 10–11 with the wave DRAM model and H200 sets 10, 11, 13 with
-    /// either; reports/notes.md, session 28).
+    /// either; reports/notes.md, session 28). At 0.1, held-out set 26 (session 29, H100, one
+    /// round) failed its rule: moved picks 1.018× (H100 profile) and 1.105× (H200 profile) the
+    /// shipped ones in geomean, the worst 0.973× and 0.913×.
     #[serde(default)]
     pub busy_sm_clock_exponent: f64,
 }
