@@ -1948,6 +1948,16 @@ mod tests {
         m
     }
 
+    /// The shipped constants file with `line` added to its [global] table, parsed.
+    fn shipped_toml_with(line: &str) -> Result<CostModel, CostModelError> {
+        let anchor = "resource_norm = 8.0";
+        assert!(
+            SHIPPED.contains(anchor),
+            "cost_model/model.toml sets {anchor}"
+        );
+        CostModel::from_toml(&SHIPPED.replace(anchor, &format!("{line}\n{anchor}")))
+    }
+
     #[test]
     fn the_resource_norm_charges_co_bound_main_loops_more_than_one_bound_ones() {
         let arch = h200();
@@ -2093,12 +2103,7 @@ mod tests {
             ratio < 1.0 && ratio >= clock - 1e-9,
             "{ratio} against {clock}"
         );
-        let with = |v: &str| {
-            CostModel::from_toml(&SHIPPED.replace(
-                "resource_norm = 8.0",
-                &format!("busy_sm_clock_exponent = {v}\nresource_norm = 8.0"),
-            ))
-        };
+        let with = |v: &str| shipped_toml_with(&format!("busy_sm_clock_exponent = {v}"));
         assert!(with("0.1").is_ok());
         assert!(with("1.5").is_err(), "an exponent above 1 is refused");
     }
@@ -2122,12 +2127,7 @@ mod tests {
         // `unaligned_row_l2_factor`) do not move.
         assert_eq!(l2(&m, 3200), l2(&shipped, 3200));
         assert_eq!(l2(&m, 3250), l2(&shipped, 3250));
-        let with = |v: &str| {
-            CostModel::from_toml(&SHIPPED.replace(
-                "resource_norm = 8.0",
-                &format!("line_split_row_l2_factor = {v}\nresource_norm = 8.0"),
-            ))
-        };
+        let with = |v: &str| shipped_toml_with(&format!("line_split_row_l2_factor = {v}"));
         assert!(with("2.0").is_ok());
         assert!(with("0.9").is_err(), "a factor below 1 is refused");
     }
@@ -2183,13 +2183,7 @@ mod tests {
         // shrinks and s3's does not.
         assert!(t(&on, s4) < t(&off, s4));
         assert!(t(&on, s3) > t(&off, s3));
-        assert!(
-            CostModel::from_toml(&SHIPPED.replace(
-                "resource_norm = 8.0",
-                "latency_norm = 0.5\nresource_norm = 8.0"
-            ))
-            .is_err()
-        );
+        assert!(shipped_toml_with("latency_norm = 0.5").is_err());
     }
 
     #[test]
