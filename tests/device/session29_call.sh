@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 29, issue #13, one device call (from a build_drop.sh folder holding session17_call1.sh,
-# its scripts, ncu_traffic.sh, lrc_table.py and the reduced set folders set26r and set27r of
-# session29_rounds_jobs.py):
+# its scripts, ncu_traffic.sh, lrc_table.py, deepk_kernels.txt and the set folders SETS names:
+# set28, or set26r and set27r of session29_rounds_jobs.py):
 #   1. the set folders SETS names (default "set26r set27r": more rounds of held-out sets 26 and
 #      27, the roles' picks and the 3 fastest of session 29's first round; "set28": held-out set
 #      28, `line_split_row_l2_factor` 2), TESTS=0, ROUND_BUDGET_S (default 300):
