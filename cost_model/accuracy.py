@@ -81,6 +81,7 @@ SCREENS = [
     ("set 24", "h100", "held out", R + "2026-12-06-h100-session26/set24/sel.tgz"),
     ("set 25", "h100", "held out", R + "2026-12-06-h100-session27/set25/sel.tgz"),
     ("sets 26-27", "h100", "held out", R + "2026-12-07-h100-session29/set26-27-round1/sel.tgz"),
+    ("set 28", "h100", "held out", R + "2026-12-07-h100-session30/set28/sel.tgz"),
 ]
 
 

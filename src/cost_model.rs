@@ -73,7 +73,11 @@ pub struct GlobalConstants {
     /// spans two L2 lines); 1 (the default) = not priced. Session 29 hypothesis: on the H100
     /// the tall shapes 9344×168×6632 and 21808×344×3248 (pitch 32 and 64 B past a line) ran
     /// their three-column tiles (128×64, 128×120) 1.7× and 1.5× slower than priced, where the
-    /// tiles with fewer L2 reads per FLOP (128×168, 256×128) ran as priced.
+    /// tiles with fewer L2 reads per FLOP (128×168, 256×128) ran as priced. Rejected held out
+    /// at 2 (set 28, session 30, H100, 5 rounds: the moved picks ran 1.004× the shipped
+    /// profile's picks in geomean, worst 0.812 at 1024×2792×4976; the rule needs ≥ 1.02 and
+    /// none below 0.97). It fixed 5888×512×10760 (1.80×), but its seven losing picks are all
+    /// 2-CTA clusters, whose multicast the factor makes look worth more (reports/notes.md).
     #[serde(default = "one")]
     pub line_split_row_l2_factor: f64,
     /// Fraction of the ideal L2 saving a wgmma cluster's TMA multicast of B realizes on
