@@ -1107,18 +1107,30 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     // Operand preparation (`crate::operand_prep`): a TMA schedule reads a padded copy when
     // K % 4 ≠ 0; the kernel reads rows of pitch `ld · e`.
     let prep = PrepPlan::new(s, layout, shape, 0, 0);
-    let row_factor = |p: Option<crate::operand_prep::OperandPrep>| {
-        let ld = p.map_or(shape.k as u64, |p| p.ld_out as u64);
-        let pitch = ld * s.dtype.operand_bytes() as u64;
+    let pitch = |p: Option<crate::operand_prep::OperandPrep>| {
+        p.map_or(shape.k as u64, |p| p.ld_out as u64) * s.dtype.operand_bytes() as u64
+    };
+    let (pitch_a, pitch_b) = (pitch(prep.a), pitch(prep.b));
+    let line_split = |pitch: u64| !pitch.is_multiple_of(128) && pitch.is_multiple_of(32);
+    let row_factor = |pitch: u64| {
         if pitch.is_multiple_of(128) {
             1.0
-        } else if pitch.is_multiple_of(32) {
+        } else if line_split(pitch) {
             g.line_split_row_l2_factor
         } else {
             g.unaligned_row_l2_factor
         }
     };
-    let (fa, fb) = (row_factor(prep.a), row_factor(prep.b));
+    let (fa, fb) = (row_factor(pitch_a), row_factor(pitch_b));
+    // While the line split is priced, a cluster's multicast saves nothing where a row straddles
+    // two lines (session 30 hypothesis: at such pitches the 2-CTA clusters measured no faster
+    // than their 1-CTA twins, reports/notes.md).
+    let multicast =
+        if g.line_split_row_l2_factor > 1.0 && (line_split(pitch_a) || line_split(pitch_b)) {
+            1.0
+        } else {
+            multicast
+        };
     let l2_unit = k_span * (bm * fa + bn * fb / multicast) * elem + c_tile_bytes;
     let l2_unit_nomc = k_span * (bm * fa + bn * fb) * elem + c_tile_bytes;
 

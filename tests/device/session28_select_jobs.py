@@ -19,6 +19,10 @@ Set 28 (session 29), the same way for the L2 line split (`line_split_row_l2_fact
 operand whose row pitch is a multiple of 32 B but not of 128 B reads each row segment as two L2
 lines; reports/notes.md, session 29): broad seed 3535, moved seed 3636, roles h100_line2 and
 h200_line2, the same rule.
+Set 29 (session 30), the same way for the line split at 1.5 with no multicast saving at a
+line-split pitch (set 28 failed at 2: every losing pick was a 2-CTA cluster; src/cost_model.rs
+prices multicast at 1 while the factor is above 1 and a row straddles two lines): broad seed
+3737, moved seed 3838, roles h100_line15 and h200_line15, the same rule.
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -37,6 +41,7 @@ SETS = {
     "26": ({"busy_sm_clock_exponent": 0.1}, "_busy01", 3131, 3232, 8),
     "27": ({"wave_reuse_capacity_fraction": 0.9}, "_wave", 3333, 3434, 8),
     "28": ({"line_split_row_l2_factor": 2.0}, "_line2", 3535, 3636, 8),
+    "29": ({"line_split_row_l2_factor": 1.5}, "_line15", 3737, 3838, 8),
 }
 
 
