@@ -78,6 +78,8 @@ pub struct GlobalConstants {
     /// profile's picks in geomean, worst 0.812 at 1024×2792×4976; the rule needs ≥ 1.02 and
     /// none below 0.97). It fixed 5888×512×10760 (1.80×), but its seven losing picks are all
     /// 2-CTA clusters, whose multicast the factor makes look worth more (reports/notes.md).
+    /// Since session 30, while the factor is above 1, a cluster's multicast saves nothing at a
+    /// line-split pitch; that form at 1.5 is held-out set 29's hypothesis.
     #[serde(default = "one")]
     pub line_split_row_l2_factor: f64,
     /// Fraction of the ideal L2 saving a wgmma cluster's TMA multicast of B realizes on
@@ -2146,6 +2148,24 @@ mod tests {
         let with = |v: &str| shipped_toml_with(&format!("line_split_row_l2_factor = {v}"));
         assert!(with("2.0").is_ok());
         assert!(with("0.9").is_err(), "a factor below 1 is refused");
+    }
+
+    #[test]
+    fn a_priced_line_split_takes_the_multicast_saving_away_only_at_straddling_pitches() {
+        let shipped = CostModel::shipped();
+        let m = shipped_with(|g| g.line_split_row_l2_factor = 1.5);
+        let arch = h200();
+        let saved = |m: &CostModel, k| {
+            let name = "wgmma_tf32_128x256x32_s4_wg2_swz16_pers_c2_k1";
+            let p = m.predict(&arch, &sched(name), &Shape::new(8192, 8192, k), Layout::Tn);
+            p.terms.cluster_savings_us
+        };
+        // A + B (326 MB) stream from DRAM, so multicast saves L2 reads of B...
+        assert!(saved(&shipped, 4976) > 0.0 && saved(&shipped, 4992) > 0.0);
+        // ...except, under the hypothesis, where rows straddle two lines (4976 · 4 B = 155.5
+        // lines); line-aligned rows (4992 · 4 B) keep the saving.
+        assert_eq!(saved(&m, 4976), 0.0);
+        assert_eq!(saved(&m, 4992), saved(&shipped, 4992));
     }
 
     #[test]
