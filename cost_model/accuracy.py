@@ -82,6 +82,7 @@ SCREENS = [
     ("set 25", "h100", "held out", R + "2026-12-06-h100-session27/set25/sel.tgz"),
     ("sets 26-27", "h100", "held out", R + "2026-12-07-h100-session29/set26-27-round1/sel.tgz"),
     ("set 28", "h100", "held out", R + "2026-12-07-h100-session30/set28/sel.tgz"),
+    ("set 29", "h200", "held out", R + "2026-12-07-h200-session30/set29/sel.tgz"),
 ]
 
 
