@@ -76,7 +76,7 @@ pub struct GlobalConstants {
     /// tiles with fewer L2 reads per FLOP (128×168, 256×128) ran as priced. Rejected held out
     /// at 2 (set 28, session 30, H100, 5 rounds: the moved picks ran 1.004× the shipped
     /// profile's picks in geomean, worst 0.812 at 1024×2792×4976; the rule needs ≥ 1.02 and
-    /// none below 0.97). It fixed 5888×512×10760 (1.80×), but its seven losing picks are all
+    /// none below 0.97). It fixed 5888×512×10760 (1.80×), but its six picks below 0.97 are all
     /// 2-CTA clusters, whose multicast the factor makes look worth more (reports/notes.md).
     /// Since session 30, while the factor is above 1, a cluster's multicast saves nothing at a
     /// line-split pitch; that form at 1.5 passed held-out set 29 (H200, one round: the moved
