@@ -1114,11 +1114,11 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         p.map_or(shape.k as u64, |p| p.ld_out as u64) * s.dtype.operand_bytes() as u64
     };
     let (pitch_a, pitch_b) = (pitch(prep.a), pitch(prep.b));
-    let line_split = |pitch: u64| !pitch.is_multiple_of(128) && pitch.is_multiple_of(32);
-    let row_factor = |pitch: u64| {
-        if pitch.is_multiple_of(128) {
+    let line_split = |bytes: u64| !bytes.is_multiple_of(128) && bytes.is_multiple_of(32);
+    let row_factor = |bytes: u64| {
+        if bytes.is_multiple_of(128) {
             1.0
-        } else if line_split(pitch) {
+        } else if line_split(bytes) {
             g.line_split_row_l2_factor
         } else {
             g.unaligned_row_l2_factor
@@ -2166,18 +2166,23 @@ mod tests {
     fn a_priced_line_split_takes_the_multicast_saving_away_only_at_straddling_pitches() {
         let off = shipped_with(|g| g.line_split_row_l2_factor = 1.0);
         let m = CostModel::shipped();
+        let no_saving = shipped_with(|g| g.multicast_l2_saving = 0.0);
         let arch = h200();
-        let saved = |m: &CostModel, k| {
+        let terms = |m: &CostModel, k| {
             let name = "wgmma_tf32_128x256x32_s4_wg2_swz16_pers_c2_k1";
-            let p = m.predict(&arch, &sched(name), &Shape::new(8192, 8192, k), Layout::Tn);
-            p.terms.cluster_savings_us
+            m.predict(&arch, &sched(name), &Shape::new(8192, 8192, k), Layout::Tn)
+                .terms
         };
+        let saved = |m: &CostModel, k| terms(m, k).cluster_savings_us;
         // A + B (326 MB) stream from DRAM, so multicast saves L2 reads of B...
         assert!(saved(&off, 4976) > 0.0 && saved(&off, 4992) > 0.0);
         // ...except, with the line split priced, where rows straddle two lines (4976 · 4 B =
         // 155.5 lines); line-aligned rows (4992 · 4 B) keep the saving.
         assert_eq!(saved(&m, 4976), 0.0);
         assert_eq!(saved(&m, 4992), saved(&off, 4992));
+        // The L2 term itself is priced there as if multicast saved nothing.
+        assert_eq!(terms(&m, 4976).l2_us, terms(&no_saving, 4976).l2_us);
+        assert!(terms(&m, 4992).l2_us < terms(&no_saving, 4992).l2_us);
     }
 
     #[test]
