@@ -1097,16 +1097,6 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     let smem_per_unit = k_unit * ((bm + bn) * bk + smem_reads_per_ktile) * elem;
     let k_span = k_unit * bk;
     let c_tile_bytes = bm * bn * 4.0;
-    let multicast = if s.family == Family::Wgmma && s.cluster > 1 {
-        // Multicast saves L2 requests for operands streamed from DRAM; while A + B stay in
-        // the usable L2 (every panel an L2 hit) it saves nothing measurable (1024³: 2-CTA
-        // clusters measured 10–20% slower, not faster).
-        let operands = (m + n) * (shape.k as f64 / splits) * elem;
-        let streamed = 1.0 - kept(ctx.l2_reuse_bytes / operands);
-        1.0 + g.multicast_l2_saving * streamed * (cluster - 1.0)
-    } else {
-        1.0
-    };
     // Operand preparation (`crate::operand_prep`): a TMA schedule reads a padded copy when
     // K % 4 ≠ 0; the kernel reads rows of pitch `ld · e`.
     let prep = PrepPlan::new(s, layout, shape, 0, 0);
@@ -1125,15 +1115,21 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         }
     };
     let (fa, fb) = (row_factor(pitch_a), row_factor(pitch_b));
-    // While the line split is priced, a cluster's multicast saves nothing where a row straddles
-    // two lines (session 30 hypothesis: at such pitches the 2-CTA clusters measured no faster
-    // than their 1-CTA twins, reports/notes.md).
-    let multicast =
-        if g.line_split_row_l2_factor > 1.0 && (line_split(pitch_a) || line_split(pitch_b)) {
-            1.0
-        } else {
-            multicast
-        };
+    // While the line split is priced, multicast saves nothing where a row straddles two lines
+    // (session 30: at such pitches the 2-CTA clusters measured no faster than their 1-CTA
+    // twins, reports/notes.md).
+    let straddling =
+        g.line_split_row_l2_factor > 1.0 && (line_split(pitch_a) || line_split(pitch_b));
+    let multicast = if s.family == Family::Wgmma && s.cluster > 1 && !straddling {
+        // Multicast saves L2 requests for operands streamed from DRAM; while A + B stay in
+        // the usable L2 (every panel an L2 hit) it saves nothing measurable (1024³: 2-CTA
+        // clusters measured 10–20% slower, not faster).
+        let operands = (m + n) * (shape.k as f64 / splits) * elem;
+        let streamed = 1.0 - kept(ctx.l2_reuse_bytes / operands);
+        1.0 + g.multicast_l2_saving * streamed * (cluster - 1.0)
+    } else {
+        1.0
+    };
     let l2_unit = k_span * (bm * fa + bn * fb / multicast) * elem + c_tile_bytes;
     let l2_unit_nomc = k_span * (bm * fa + bn * fb) * elem + c_tile_bytes;
 
