@@ -56,6 +56,8 @@ pub struct CollectOptions {
     pub plan: CalibrationPlan,
     /// Also time this profile's entries and runners-up (those valid for each shape).
     pub profile: Option<PathBuf>,
+    /// Also time these schedules (`--schedules`), on each shape they can run.
+    pub listed: Vec<Schedule>,
     pub out_dir: PathBuf,
     pub watchdog_s: u64,
     pub cache_dir: PathBuf,
@@ -65,6 +67,32 @@ pub struct CollectOptions {
     /// Compile the variants into the cache and stop (works without a GPU).
     pub compile_only: bool,
     pub command: String,
+}
+
+/// The schedules a `--schedules` file names, one a line (blank lines and `#` comments
+/// skipped), in file order; a name that does not parse is an error naming the file and line.
+pub fn read_schedule_list(path: &std::path::Path) -> anyhow::Result<Vec<Schedule>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the schedule list {}", path.display()))?;
+    let mut out = vec![];
+    for (i, line) in text.lines().enumerate() {
+        let name = line.split('#').next().unwrap_or("").trim();
+        if name.is_empty() {
+            continue;
+        }
+        let s = name.parse::<Schedule>().map_err(|e| {
+            anyhow::anyhow!(
+                "{} line {}: {name:?} is not a schedule: {e}",
+                path.display(),
+                i + 1
+            )
+        })?;
+        out.push(s);
+    }
+    if out.is_empty() {
+        bail!("the schedule list {} names no schedule", path.display());
+    }
+    Ok(out)
 }
 
 /// Every schedule a profile holds (entries and runners-up), parsed, in file order.
@@ -110,11 +138,16 @@ pub fn collect(opts: &CollectOptions) -> anyhow::Result<Option<CalibrationData>>
     let mut sets: Vec<(Problem, Vec<(Ranked, Origin)>)> = vec![];
     for (i, problem) in opts.problems.iter().enumerate() {
         let ranked = model.rank(&arch, problem.dtype, problem.layout, &problem.shape);
+        // Profile schedules where valid; listed ones wherever they can run (a dispatcher runs
+        // a pool schedule the search prunes only as wasteful, `space::runnable`).
         let valid_extra: Vec<Schedule> = extra
             .iter()
             .filter(|s| {
                 s.dtype == problem.dtype && crate::space::check(&arch, s, &problem.shape).is_ok()
             })
+            .chain(opts.listed.iter().filter(|s| {
+                s.dtype == problem.dtype && crate::space::runnable(&arch, s, &problem.shape).is_ok()
+            }))
             .copied()
             .collect();
         let canonical = Schedule::canonical(problem.dtype);

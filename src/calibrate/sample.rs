@@ -19,7 +19,8 @@ pub enum Origin {
     Top,
     /// Drawn by the stratified sample.
     Sample,
-    /// An entry or runner-up of the profile given with `--profile`.
+    /// An entry or runner-up of the profile given with `--profile`, or a schedule of the
+    /// `--schedules` list.
     Profile,
     /// The canonical schedule.
     Canonical,

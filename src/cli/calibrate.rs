@@ -33,6 +33,11 @@ pub struct CalibrateArgs {
     /// with --fit, evaluate selection with this profile on the held-out shapes.
     #[arg(long)]
     profile: Option<PathBuf>,
+    /// Also time the schedules named in this file (one a line; blank lines and `#` comments
+    /// skipped) where they can run the shape: a list to gate on the device, whose passes
+    /// `forge pool` then adds to a profile's pool.
+    #[arg(long, value_name = "FILE")]
+    schedules: Option<PathBuf>,
     /// Output directory (default reports/calibrate-<arch>-<date>); with --fit, where the
     /// fitted model.toml and fit.json go (default: the data's directory).
     #[arg(long)]
@@ -113,6 +118,10 @@ pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
             seed: a.seed,
         },
         profile: a.profile.clone(),
+        listed: match &a.schedules {
+            Some(path) => calibrate::read_schedule_list(path)?,
+            None => vec![],
+        },
         out_dir: out.clone(),
         watchdog_s: a.watchdog,
         cache_dir: a.cache.clone().unwrap_or_else(cache::default_dir),

@@ -1,0 +1,61 @@
+"""Session 31, issue #13: held-out set 30 for session10_select.sh (CPU), written before any of
+its shapes was timed and before the pool lists were gated. Hypothesis: a selection pool widened
+with the model's missing picks (tests/device/session31_pool_lists.py, seed 4141, 2,000 shapes,
+the first 3 bit-exact per shape: 295 schedules for the H100 profile, 157 for the H200 one,
+tests/device/session31-select/gate_{h100,h200}.txt) picks faster schedules for shapes the
+profile does not hold. Shapes no profile entry holds, drawn by session 26's rule:
+  - broad: the first six drawn with seed 4343, whatever the pools pick;
+  - moved: the first eight of the first 4,000 drawn with seed 4444 where the widened pool moves
+    either profile's choice.
+Roles: h100, h200 (each shipped profile's choice) and h100_pool, h200_pool (the widened
+profiles', DEST/sm_90a-{h100,h200}-pool.toml), and the model's top 8 priced for each device;
+the table's "fresh tune" is the best of those.
+Registered rule (before timing), as for sets 26-29: on each card that runs it, the moved picks
+>= 1.02x the shipped picks in geomean and none below 0.97x, for each profile. A widened pool
+ships only for the device whose gate passed its list (`forge pool` from the gate run).
+  PYTHONPATH=tests/device python3 tests/device/session31_select_jobs.py DEST [--scan]
+"""
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from session15_select_jobs import held_out_job
+from session17_select_jobs import PROFILES
+from session26_select_jobs import draw
+from session31_pool_lists import widen
+from session8_select_jobs import select, write_jobs
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    dest = sys.argv[1]
+    os.makedirs(dest, exist_ok=True)
+    wide = {}
+    for role, p in PROFILES.items():
+        names = [x.strip() for x in open(os.path.join(HERE, "session31-select",
+                                                      "gate_%s.txt" % role)) if x.strip()]
+        wide[role] = os.path.join(dest, "sm_90a-%s-pool.toml" % role)
+        widen(p, names, wide[role])
+
+    def moves(shape):
+        return any(select(PROFILES[r], shape) != select(wide[r], shape) for r in PROFILES)
+    gen = draw(4343)
+    broad = [next(gen) for _ in range(6)]
+    gen = draw(4444)
+    drawn = [next(gen) for _ in range(4000)]
+    with ThreadPoolExecutor(2) as pool:
+        moved = [s for s, m in zip(drawn, pool.map(moves, drawn)) if m]
+    print("broad:", " ".join(broad))
+    print("moved: %s (%d of 4000 drawn)" % (" ".join(moved[:8]), len(moved)))
+    if "--scan" in sys.argv:
+        return
+    jobs = []
+    for s in broad + moved[:8]:
+        other = {role + "_pool": select(wide[role], s) for role in PROFILES}
+        jobs.append(held_out_job("30", s, PROFILES, PROFILES.values(), 8, other))
+    write_jobs(dest, jobs)
+
+
+if __name__ == "__main__":
+    main()
