@@ -57,7 +57,8 @@ CALIBRATION = [
     ("tall b", "h100", "held out", R + "2026-12-06-h100-session24/tall-b/calibration"),
 ]
 
-# (name, device, use, directory holding screens-N.txt or a sel.tgz holding sel/screens-N.txt)
+# (name, device, use, directory holding screens-N.txt or a sel.tgz holding sel/screens-N.txt;
+#  several, comma-separated, each optionally @jobs.txt to keep its shapes: see screens_dir)
 SCREENS = [
     ("session 9", "h200", "chose", R + "2026-12-04-h200-session9-selection"),
     ("session 10", "h200", "chose", R + "2026-12-04-h200-session10-selection"),
@@ -79,10 +80,17 @@ SCREENS = [
     ("set 22", "h100", "held out", R + "2026-12-06-h100-session25/set22/sel.tgz"),
     ("set 23", "h100", "held out", R + "2026-12-06-h100-session25/set23/sel.tgz"),
     ("set 24", "h100", "held out", R + "2026-12-06-h100-session26/set24/sel.tgz"),
-    ("set 25", "h100", "held out", R + "2026-12-06-h100-session27/set25/sel.tgz"),
+    ("set 25", "h100", "held out", R + "2026-12-06-h100-session27/set25/sel.tgz,"
+     + R + "2026-12-07-h100-session31/set29r-set25/sel.tgz@"
+     + "tests/device/session26-select/set25/jobs.txt"),
     ("sets 26-27", "h100", "held out", R + "2026-12-07-h100-session29/set26-27-round1/sel.tgz"),
     ("set 28", "h100", "held out", R + "2026-12-07-h100-session30/set28/sel.tgz"),
     ("set 29", "h200", "held out", R + "2026-12-07-h200-session30/set29/sel.tgz"),
+    ("set 29r", "h100", "held out", R + "2026-12-07-h100-session31/set29r/sel.tgz,"
+     + R + "2026-12-07-h100-session31/set29r-set25/sel.tgz@"
+     + "tests/device/session30-select/set29r/jobs.txt"),
+    ("set 30", "h100", "held out", R + "2026-12-07-h100-session31/set30/sel.tgz"),
+    ("set 31", "h100", "held out", R + "2026-12-07-h100-session31/set31/sel.tgz"),
 ]
 
 
@@ -106,12 +114,33 @@ def calibration_row(dirs, device, model, tmp):
     return cells, stats
 
 
-def screens_dir(path, tmp):
-    if not path.endswith(".tgz"):
-        return os.path.join(ROOT, path)
-    with tarfile.open(os.path.join(ROOT, path)) as t:
-        t.extractall(tmp, filter="data")
-    return os.path.join(tmp, "sel")
+def screens_dir(spec, tmp):
+    """A folder of screens-N.txt for `spec`: a folder holding them or a sel.tgz holding
+    sel/screens-N.txt; or several such sources, comma-separated, each optionally `@JOBS` (a
+    jobs.txt: only its shapes kept), whose rounds are put together in one folder."""
+    def one(path, dest):
+        if not path.endswith(".tgz"):
+            return os.path.join(ROOT, path)
+        with tarfile.open(os.path.join(ROOT, path)) as t:
+            t.extractall(dest, filter="data")
+        return os.path.join(dest, "sel")
+    if "," not in spec and "@" not in spec:
+        return one(spec, tmp)
+    merged = os.path.join(tmp, "merged")
+    os.makedirs(merged)
+    n = 0
+    for i, source in enumerate(spec.split(",")):
+        path, _, jobs = source.partition("@")
+        keep = ({"%sx%sx%s" % tuple(line.split()[:3]) for line in open(os.path.join(ROOT, jobs))}
+                if jobs else None)
+        d = one(path, os.path.join(tmp, str(i)))
+        for f in sorted(glob.glob(d + "/screens-*.txt"),
+                        key=lambda f: int(re.search(r"(\d+)\.txt$", f).group(1))):
+            n += 1
+            with open(os.path.join(merged, "screens-%d.txt" % n), "w") as out:
+                out.writelines(x for x in open(f) if keep is None or x.split()[:1] and
+                               x.split()[0] in keep)
+    return merged
 
 
 def screens_row(sel_dir, device, model):

@@ -368,3 +368,57 @@ fn status_label(s: &Status) -> String {
         Status::Predicted => "not_run".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::read_schedule_list;
+
+    /// A list file in a folder of this test process, named `gate.txt`.
+    fn list(case: &str, text: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("forge-list-{}-{case}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("gate.txt");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_schedule_list_skips_blank_lines_and_comments_and_keeps_file_order() {
+        let path = list(
+            "order",
+            "# the model's picks\n\nwgmma_tf32_128x176x32_s5_wg2_swz4c_pers_c1_k1\n  \
+             wgmma_tf32_64x64x32_s7_wg1_swz1_np_c1_k1  # a comment\n",
+        );
+        let names: Vec<String> = read_schedule_list(&path)
+            .unwrap()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "wgmma_tf32_128x176x32_s5_wg2_swz4c_pers_c1_k1",
+                "wgmma_tf32_64x64x32_s7_wg1_swz1_np_c1_k1"
+            ]
+        );
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_bad_name_or_an_empty_list_is_one_error_naming_the_file_and_line() {
+        let path = list(
+            "bad",
+            "wgmma_tf32_64x64x32_s7_wg1_swz1_np_c1_k1\nnot_a_schedule\n",
+        );
+        let e = read_schedule_list(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("gate.txt line 2") && e.contains("not_a_schedule"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+        let path = list("empty", "# nothing\n\n");
+        let e = read_schedule_list(&path).unwrap_err().to_string();
+        assert!(e.contains("names no schedule"), "{e}");
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+}
