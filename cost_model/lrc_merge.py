@@ -92,20 +92,19 @@ def main():
                   % (r["device"], r["shape"], r["name"][11:], r["waves"], r["adjacent"],
                      100 * r["merged"], r["us"]))
 
-    def group(label, key):
+    def group(label, key, kernels):
         g = {}
-        for r in data:
+        for r in kernels:
             g.setdefault(key(r), []).append(r["merged"])
         print(label + ": " + ", ".join("%s %.1f%% (%d)" % (k, 100 * sum(v) / len(v), len(v))
                                        for k, v in sorted(g.items())))
     print("%d kernels" % len(data))
-    group("by cluster", lambda r: "c%d" % r["cluster"])
+    group("by cluster", lambda r: "c%d" % r["cluster"], data)
     one = [r for r in data if r["cluster"] == 1]
-    data, all_rows = one, data
-    group("1-CTA by persistence", lambda r: r["pers"])
+    group("1-CTA by persistence", lambda r: r["pers"], one)
     group("1-CTA by waves", lambda r: "<=1" if r["waves"] <= 1 else "<=4" if r["waves"] <= 4
-          else ">4")
-    group("1-CTA by stages", lambda r: "s%d" % r["stages"])
+          else ">4", one)
+    group("1-CTA by stages", lambda r: "s%d" % r["stages"], one)
     # merged ~ a + b adjacent + c (one wave) + d stages + e (np past one wave)
     xs = [[1.0, r["adjacent"], float(r["waves"] <= 1), r["stages"],
            float(r["pers"] == "np" and r["waves"] > 1)] for r in one]
@@ -116,7 +115,6 @@ def main():
           " rms residual %.3f over %d kernels (merged itself: sd %.3f)"
           % tuple(coef + [math.sqrt(sum(e * e for e in res) / len(res)), len(res),
                           math.sqrt(sum((y - sum(ys) / len(ys)) ** 2 for y in ys) / len(ys))]))
-    del all_rows
 
 
 if __name__ == "__main__":

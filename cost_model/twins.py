@@ -102,7 +102,8 @@ def main():
     ap.add_argument("--kind", choices=("cluster", "stage"), default="cluster")
     ap.add_argument("--model", help="constants file (default: the build's cost_model/model.toml)")
     ap.add_argument("--pairs", action="store_true", help="print every pair, not only the groups")
-    ap.add_argument("--sets", help="comma-separated screen set names (default: all)")
+    ap.add_argument("--sets", help="comma-separated set names as accuracy.py names them, "
+                    "calibration sets prefixed `cal ` (default: all)")
     args = ap.parse_args()
     model = os.path.abspath(args.model) if args.model else None
     wanted = set(args.sets.split(",")) if args.sets else None

@@ -6,9 +6,11 @@ choice 0.969 of the best screened, the profile's pick 0.959, worst 0.800, mostly
 twin or another stage count missing from the pool). Per profile: over the first COUNT shapes
 drawn with SEED by session 26's rule, the model's first TOP bit-exact schedules (priced for
 the profile's device) that its pool lacks, one name a line, sorted:
-  python3 tests/device/session31_pool_lists.py PROFILE SEED COUNT TOP > LIST
+  PYTHONPATH=tests/device python3 tests/device/session31_pool_lists.py PROFILE SEED COUNT TOP \
+      > LIST
 and PROFILE --widen LIST OUT: the profile with LIST as a [[verified]] table (the hypothesis'
-pool, before any gate ran: `forge pool` adds only what passes).
+pool, before any gate ran: `forge pool` adds only what passes). Session 31's lists: seed 4141,
+2,000 shapes, top 3 (tests/device/session31-select/gate_{h100,h200}.txt).
 """
 import subprocess
 import sys
