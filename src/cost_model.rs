@@ -83,6 +83,17 @@ pub struct GlobalConstants {
     /// picks 1.087× and 1.139× the shipped ones, worst 0.973 and 0.983) and ships.
     #[serde(default = "one")]
     pub line_split_row_l2_factor: f64,
+    /// A wgmma schedule's operand L2 → SM traffic at line-aligned row pitches (a multiple of
+    /// 128 B) × (1 + this × (stages − 4)); 0 (the default) = not priced. Session 31: in each of
+    /// three stage twins under Nsight Compute (H100) one stage more left the L2 request
+    /// coalescer fewer requests to merge (45 → 31%, 36 → 26%, 39 → 36%) and sent 11–37% more
+    /// sectors to L2: a deeper pipeline runs further ahead of the other CTAs' requests for the
+    /// same tile. Sets 30–31's misses picked the deeper twin (128×184 s5 1.10× its s4 twin's
+    /// time at 5632×1600×6264). Hypothesis 0.07 (a stage-linear merge share, 0.25 at 4 stages,
+    /// 0.05 a stage), registered as held-out set 32 before any timing (reports/notes.md,
+    /// session 31).
+    #[serde(default)]
+    pub stage_merge_loss_per_stage: f64,
     /// Fraction of the ideal L2 saving a wgmma cluster's TMA multicast of B realizes on
     /// operands streamed from DRAM: B's L2 → SM traffic is divided by `1 +
     /// multicast_l2_saving·(1 − kept(L2_eff / (A + B)))·(c − 1)` (1 = ideal; nothing is saved
@@ -694,6 +705,13 @@ impl CostModel {
             "must be within [0.25, 16]",
         )?;
         range(
+            "global.stage_merge_loss_per_stage",
+            g.stage_merge_loss_per_stage,
+            0.0,
+            0.2,
+            "must be within [0, 0.2]",
+        )?;
+        range(
             "global.wave_share_loss_per_doubling",
             g.wave_share_loss_per_doubling,
             0.0,
@@ -1130,8 +1148,15 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     } else {
         1.0
     };
-    let l2_unit = k_span * (bm * fa + bn * fb / multicast) * elem + c_tile_bytes;
-    let l2_unit_nomc = k_span * (bm * fa + bn * fb) * elem + c_tile_bytes;
+    // A deeper pipeline's requests merge less in the L2 request coalescer
+    // (`stage_merge_loss_per_stage`, 0 = off); at other pitches the row factors price them.
+    let stage_merge = if s.family == Family::Wgmma && fa == 1.0 && fb == 1.0 {
+        (1.0 + g.stage_merge_loss_per_stage * (s.stages as f64 - 4.0)).max(0.5)
+    } else {
+        1.0
+    };
+    let l2_unit = stage_merge * k_span * (bm * fa + bn * fb / multicast) * elem + c_tile_bytes;
+    let l2_unit_nomc = stage_merge * k_span * (bm * fa + bn * fb) * elem + c_tile_bytes;
 
     // CTAs to run and the DRAM traffic they cause.
     let n_cta = grid.units as f64 * cluster;
@@ -2272,6 +2297,43 @@ mod tests {
         ] {
             assert_eq!(t(&m, same).time_us, t(&shipped, same).time_us, "{same}");
         }
+    }
+
+    #[test]
+    fn the_stage_merge_scales_wgmma_l2_traffic_by_stage_count_only_at_line_aligned_pitches() {
+        let off = shipped_with(|g| g.stage_merge_loss_per_stage = 0.0);
+        let m = shipped_with(|g| g.stage_merge_loss_per_stage = 0.05);
+        let arch = h100();
+        let l2 = |m: &CostModel, name: &str, shape: &Shape| {
+            let s = sched(name);
+            let p = m.predict(&arch, &s, shape, Layout::Tn);
+            // The operand part of the L2 traffic (the C tiles' stores are not requests).
+            let ctas = s.work_grid(shape).units as f64 * s.cluster as f64;
+            p.terms.l2_bytes - (s.tile.bm * s.tile.bn * 4) as f64 * ctas
+        };
+        let line = Shape::new(5632, 1600, 6272); // K·4 a multiple of 128 B
+        assert_eq!((line.k * 4) % 128, 0);
+        for (name, stages) in [
+            ("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1", 5.0),
+            ("wgmma_tf32_128x184x32_s3_wg2_swz4_pers_c1_k1", 3.0),
+            ("wgmma_tf32_128x112x32_s7_wg1_swz1_np_c2_k1", 7.0),
+        ] {
+            let ratio = l2(&m, name, &line) / l2(&off, name, &line);
+            assert!((ratio - (1.0 + 0.05 * (stages - 4.0))).abs() < 1e-9, "{name}: {ratio}");
+        }
+        // Four stages, a line-split or unaligned pitch, and mma.sync: untouched.
+        let same = |name: &str, shape: &Shape| {
+            let s = sched(name);
+            assert_eq!(
+                m.predict(&arch, &s, shape, Layout::Tn).time_us,
+                off.predict(&arch, &s, shape, Layout::Tn).time_us,
+                "{name} at {shape}"
+            );
+        };
+        same("wgmma_tf32_128x184x32_s4_wg2_swz4_pers_c1_k1", &line);
+        same("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1", &Shape::new(5632, 1600, 6264));
+        same("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1", &Shape::new(5632, 1600, 6266));
+        same("mma_sync_tf32_128x128x32_s3_w8_swz4_np_c1_k1", &line);
     }
 
     #[test]

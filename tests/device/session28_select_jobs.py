@@ -23,6 +23,10 @@ Set 29 (session 30), the same way for the line split at 1.5 with no multicast sa
 line-split pitch (set 28 failed at 2: every losing pick was a 2-CTA cluster; src/cost_model.rs
 prices multicast at 1 while the factor is above 1 and a row straddles two lines): broad seed
 3737, moved seed 3838, roles h100_line15 and h200_line15, the same rule.
+Set 32 (session 31), the same way for the stage merge (`stage_merge_loss_per_stage` 0 ->
+0.05: a wgmma schedule's operand L2 traffic at line-aligned pitches x (1 + 0.05 (stages - 4)),
+the coalescer merging fewer requests of a deeper pipeline; reports/notes.md, session 31):
+broad seed 4747, moved seed 4848, roles h100_stage05 and h200_stage05, the same rule.
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -42,6 +46,7 @@ SETS = {
     "27": ({"wave_reuse_capacity_fraction": 0.9}, "_wave", 3333, 3434, 8),
     "28": ({"line_split_row_l2_factor": 2.0}, "_line2", 3535, 3636, 8),
     "29": ({"line_split_row_l2_factor": 1.5}, "_line15", 3737, 3838, 8),
+    "32": ({"stage_merge_loss_per_stage": 0.05}, "_stage05", 4747, 4848, 8),
 }
 
 
