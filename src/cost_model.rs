@@ -2319,7 +2319,10 @@ mod tests {
             ("wgmma_tf32_128x112x32_s7_wg1_swz1_np_c2_k1", 7.0),
         ] {
             let ratio = l2(&m, name, &line) / l2(&off, name, &line);
-            assert!((ratio - (1.0 + 0.05 * (stages - 4.0))).abs() < 1e-9, "{name}: {ratio}");
+            assert!(
+                (ratio - (1.0 + 0.05 * (stages - 4.0))).abs() < 1e-9,
+                "{name}: {ratio}"
+            );
         }
         // Four stages, a line-split or unaligned pitch, and mma.sync: untouched.
         let same = |name: &str, shape: &Shape| {
@@ -2331,8 +2334,14 @@ mod tests {
             );
         };
         same("wgmma_tf32_128x184x32_s4_wg2_swz4_pers_c1_k1", &line);
-        same("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1", &Shape::new(5632, 1600, 6264));
-        same("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1", &Shape::new(5632, 1600, 6266));
+        same(
+            "wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1",
+            &Shape::new(5632, 1600, 6264),
+        );
+        same(
+            "wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1",
+            &Shape::new(5632, 1600, 6266),
+        );
         same("mma_sync_tf32_128x128x32_s3_w8_swz4_np_c1_k1", &line);
     }
 
