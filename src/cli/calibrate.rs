@@ -34,9 +34,9 @@ pub struct CalibrateArgs {
     #[arg(long)]
     profile: Option<PathBuf>,
     /// Also time the schedules named in this file (one a line; blank lines and `#` comments
-    /// skipped) where they can run the shape: a list to gate on the device, whose passes
-    /// `forge pool` then adds to a profile's pool.
-    #[arg(long, value_name = "FILE")]
+    /// skipped) where they can run the shape (a split-K schedule never: it changes the bits):
+    /// a list to gate on the device, whose passes `forge pool` then adds to a profile's pool.
+    #[arg(long, value_name = "FILE", conflicts_with = "fit")]
     schedules: Option<PathBuf>,
     /// Output directory (default reports/calibrate-<arch>-<date>); with --fit, where the
     /// fitted model.toml and fit.json go (default: the data's directory).
