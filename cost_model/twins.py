@@ -120,15 +120,15 @@ def main():
                  if not wanted or "cal " + name in wanted]
         for name, device, meds in sets:
             twin_of = cluster_twin if args.kind == "cluster" else stage_twin
-            for shape, c2, meas, priced in pairs(meds, device, model, twin_of):
+            for shape, sched, meas, priced in pairs(meds, device, model, twin_of):
                 err = math.log(meas / priced)
-                key = (device, width_group(c2), pitch_class(shape))
+                key = (device, width_group(sched), pitch_class(shape))
                 if args.kind == "stage":
-                    key += (stage_group(c2),)
+                    key += (stage_group(sched),)
                 groups.setdefault(key, []).append(err)
                 if args.pairs:
                     print("%-10s %-4s %-17s %-46s %-5s meas %.3f priced %.3f  err %+.3f"
-                          % (name, device, shape, c2, pitch_class(shape), meas, priced, err))
+                          % (name, device, shape, sched, pitch_class(shape), meas, priced, err))
     print("%-4s %-11s %-5s %5s %8s %8s %8s %8s  %s" % ("dev", "tile", "pitch", "pairs", "median",
                                                        "mean", "min", "max", "stages"))
     for key in sorted(groups):

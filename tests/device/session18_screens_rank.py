@@ -28,11 +28,12 @@ def screened(sel_dir):
     return t
 
 
-def ranked(shapes, profile, model):
-    """{shape: [(schedule, predicted µs)]} in the model's order over the whole space."""
+def ranked(shapes, profile, model, top=100000):
+    """{shape: [(schedule, predicted µs)]} in the model's order over the whole space (its
+    first `top`)."""
     extra = ["--model", model] if model else []
     out = subprocess.run([FORGE, "rank", "--arch", "sm_90a", "--shapes", ",".join(shapes), "--top",
-                          "100000", "--profile", profile] + extra, check=True,
+                          str(top), "--profile", profile] + extra, check=True,
                          capture_output=True, text=True).stdout
     pred, cur = {}, None
     for line in out.splitlines():

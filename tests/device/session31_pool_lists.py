@@ -12,12 +12,11 @@ and PROFILE --widen LIST OUT: the profile with LIST as a [[verified]] table (the
 pool, before any gate ran: `forge pool` adds only what passes). Session 31's lists: seed 4141,
 2,000 shapes, top 3 (tests/device/session31-select/gate_{h100,h200}.txt).
 """
-import subprocess
 import sys
 import tomllib
 
+from session18_screens_rank import ranked
 from session26_select_jobs import draw
-from session8_select_jobs import FORGE
 
 
 def pool(profile):
@@ -35,17 +34,11 @@ def pool(profile):
 def wanted(profile, seed, count, top):
     gen = draw(seed)
     shapes = [next(gen) for _ in range(count)]
-    out = subprocess.run([FORGE, "rank", "--arch", "sm_90a", "--shapes", ",".join(shapes),
-                          "--top", "40", "--profile", profile], check=True,
-                         capture_output=True, text=True).stdout
-    have, per, cur = pool(profile), {}, None
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) > 2 and f[1:3] == ["on", "sm_90a"]:
-            cur = per.setdefault(f[0], [])
-        elif len(f) > 3 and f[0].isdigit() and f[1].endswith("_k1"):  # split-K changes bits
-            cur.append(f[1])
-    return sorted({n for names in per.values() for n in names[:top] if n not in have})
+    have = pool(profile)
+    per = ranked(shapes, profile, None, top=40)
+    # Split-K changes the bits: a bit-exact pool never holds it.
+    firsts = ([n for n, _ in names if n.endswith("_k1")][:top] for names in per.values())
+    return sorted({n for names in firsts for n in names if n not in have})
 
 
 def widen(profile, names, out):
