@@ -91,6 +91,7 @@ SCREENS = [
      + "tests/device/session30-select/set29r/jobs.txt"),
     ("set 30", "h100", "held out", R + "2026-12-07-h100-session31/set30/sel.tgz"),
     ("set 31", "h100", "held out", R + "2026-12-07-h100-session31/set31/sel.tgz"),
+    ("set 32", "h100", "held out", R + "2026-12-07-h100-session32/set32/sel.tgz"),
 ]
 
 
