@@ -92,6 +92,7 @@ SCREENS = [
     ("set 30", "h100", "held out", R + "2026-12-07-h100-session31/set30/sel.tgz"),
     ("set 31", "h100", "held out", R + "2026-12-07-h100-session31/set31/sel.tgz"),
     ("set 32", "h100", "held out", R + "2026-12-07-h100-session32/set32/sel.tgz"),
+    ("set 33", "h100", "held out", R + "2026-12-07-h100-session32/set33/sel.tgz"),
 ]
 
 
