@@ -95,6 +95,17 @@ pub struct GlobalConstants {
     /// 0.05, registered as held-out set 32 before any timing (reports/notes.md, session 31).
     #[serde(default)]
     pub stage_merge_loss_per_stage: f64,
+    /// A wgmma schedule's operand L2 → SM traffic where a row pitch is a multiple of 32 B but
+    /// not of 128 B (each row segment straddles two lines) × (1 + this × max(0, stages − 4));
+    /// 0 (the default) = not priced. Session 32: every stage twin measured at such a pitch
+    /// under Nsight Compute (H100) merged less in the L2 request coalescer and ran slower when
+    /// deeper: 5632×1600×6264 s3 → s4 → s5 47.6 → 35.5 → 25.9% merged, 335 → 353 → 392 µs;
+    /// 384×1728×12408 s6 → s7 42.5 → 35.9%, 97.0 → 106.9 µs; 832×2248×13040 18.8 → 9.9%, 204.1
+    /// → 230.2 µs; at whole-line pitches it did not (held-out set 32 failed there). Below 4
+    /// stages the pipeline is latency-bound, so s3 earns nothing. Hypothesis 0.05, registered
+    /// as held-out set 34 before any timing (reports/notes.md, session 32).
+    #[serde(default)]
+    pub split_stage_merge_loss_per_stage: f64,
     /// Fraction of the ideal L2 saving a wgmma cluster's TMA multicast of B realizes on
     /// operands streamed from DRAM: B's L2 → SM traffic is divided by `1 +
     /// multicast_l2_saving·(1 − kept(L2_eff / (A + B)))·(c − 1)` (1 = ideal; nothing is saved
@@ -713,6 +724,13 @@ impl CostModel {
             "must be within [0, 0.2]",
         )?;
         range(
+            "global.split_stage_merge_loss_per_stage",
+            g.split_stage_merge_loss_per_stage,
+            0.0,
+            0.2,
+            "must be within [0, 0.2]",
+        )?;
+        range(
             "global.wave_share_loss_per_doubling",
             g.wave_share_loss_per_doubling,
             0.0,
@@ -1149,12 +1167,18 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     } else {
         1.0
     };
-    // A deeper pipeline's requests merge less in the L2 request coalescer
-    // (`stage_merge_loss_per_stage`, 0 = off), priced where both operands' rows are whole
-    // 128-byte lines.
+    // A deeper pipeline's requests merge less in the L2 request coalescer: priced where both
+    // operands' rows are whole 128-byte lines (`stage_merge_loss_per_stage`, 0 = off; failed
+    // held-out set 32) or where a row straddles two lines (`split_stage_merge_loss_per_stage`,
+    // past 4 stages only; 0 = off).
     let whole_lines = pitch_a.is_multiple_of(128) && pitch_b.is_multiple_of(128);
-    let stage_merge = if s.family == Family::Wgmma && whole_lines {
+    let split_lines = line_split(pitch_a) || line_split(pitch_b);
+    let stage_merge = if s.family != Family::Wgmma {
+        1.0
+    } else if whole_lines {
         1.0 + g.stage_merge_loss_per_stage * (s.stages as f64 - 4.0)
+    } else if split_lines {
+        1.0 + g.split_stage_merge_loss_per_stage * (s.stages as f64 - 4.0).max(0.0)
     } else {
         1.0
     };
@@ -2354,6 +2378,55 @@ mod tests {
             &Shape::new(5632, 1600, 6266),
         );
         same("mma_sync_tf32_128x128x32_s3_w8_swz4_np_c1_k1", &line);
+    }
+
+    #[test]
+    fn the_split_stage_merge_scales_wgmma_l2_traffic_past_four_stages_only_at_split_pitches() {
+        let off = shipped_with(|g| g.split_stage_merge_loss_per_stage = 0.0);
+        let m = shipped_with(|g| g.split_stage_merge_loss_per_stage = 0.05);
+        let arch = h100();
+        let l2 = |m: &CostModel, name: &str, shape: &Shape| {
+            let s = sched(name);
+            let p = m.predict(&arch, &s, shape, Layout::Tn);
+            let ctas = s.work_grid(shape).units as f64 * s.cluster as f64;
+            p.terms.l2_bytes - (s.tile.bm * s.tile.bn * 4) as f64 * ctas
+        };
+        let split = Shape::new(5632, 1600, 6264); // K·4 a multiple of 32 B, not of 128
+        assert_eq!(((split.k * 4) % 128, (split.k * 4) % 32), (96, 0));
+        for (name, stages) in [
+            ("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1", 5.0),
+            ("wgmma_tf32_128x184x32_s4_wg2_swz4_pers_c1_k1", 4.0),
+            ("wgmma_tf32_128x184x32_s3_wg2_swz4_pers_c1_k1", 3.0),
+            ("wgmma_tf32_128x112x32_s7_wg1_swz1_np_c2_k1", 7.0),
+        ] {
+            let ratio = l2(&m, name, &split) / l2(&off, name, &split);
+            let want = 1.0 + 0.05 * (stages - 4.0_f64).max(0.0);
+            assert!((ratio - want).abs() < 1e-9, "{name}: {ratio}");
+        }
+        let s5 = sched("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1");
+        let (a, b) = (
+            off.predict(&arch, &s5, &split, Layout::Tn),
+            m.predict(&arch, &s5, &split, Layout::Tn),
+        );
+        assert_eq!(a.terms.compute_us, b.terms.compute_us);
+        assert_eq!(a.terms.dram_bytes, b.terms.dram_bytes);
+        assert!(b.terms.l2_us > a.terms.l2_us);
+        // A whole-line or unaligned pitch, and mma.sync: untouched.
+        for (name, shape) in [
+            (s5.name(), Shape::new(5632, 1600, 6272)),
+            (s5.name(), Shape::new(5632, 1600, 6266)),
+            (
+                "mma_sync_tf32_128x128x32_s3_w8_swz4_np_c1_k1".to_string(),
+                split,
+            ),
+        ] {
+            let s = sched(&name);
+            assert_eq!(
+                m.predict(&arch, &s, &shape, Layout::Tn).time_us,
+                off.predict(&arch, &s, &shape, Layout::Tn).time_us,
+                "{name} at {shape}"
+            );
+        }
     }
 
     #[test]

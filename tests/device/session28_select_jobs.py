@@ -27,6 +27,12 @@ Set 32 (session 31), the same way for the stage merge (`stage_merge_loss_per_sta
 0.05: a wgmma schedule's operand L2 traffic at line-aligned pitches x (1 + 0.05 (stages - 4)),
 the coalescer merging fewer requests of a deeper pipeline; reports/notes.md, session 31):
 broad seed 4747, moved seed 4848, roles h100_stage05 and h200_stage05, the same rule.
+Set 34 (session 32), the same way for the stage merge at line-split pitches
+(`split_stage_merge_loss_per_stage` 0 -> 0.05: a wgmma schedule's operand L2 traffic where a row
+straddles two 128-B lines x (1 + 0.05 max(0, stages - 4)); set 32 failed at whole-line pitches,
+and every stage twin measured at a split pitch merged less and ran slower when deeper;
+reports/notes.md, session 32): broad seed 5151, moved seed 5252, roles h100_splitstage05 and
+h200_splitstage05, the same rule.
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -47,6 +53,7 @@ SETS = {
     "28": ({"line_split_row_l2_factor": 2.0}, "_line2", 3535, 3636, 8),
     "29": ({"line_split_row_l2_factor": 1.5}, "_line15", 3737, 3838, 8),
     "32": ({"stage_merge_loss_per_stage": 0.05}, "_stage05", 4747, 4848, 8),
+    "34": ({"split_stage_merge_loss_per_stage": 0.05}, "_splitstage05", 5151, 5252, 8),
 }
 
 
