@@ -2326,18 +2326,21 @@ mod tests {
         }
     }
 
+    /// The operand part of a schedule's priced L2 traffic (the C tiles' stores are not
+    /// requests).
+    fn operand_l2_bytes(m: &CostModel, arch: &Arch, name: &str, shape: &Shape) -> f64 {
+        let s = sched(name);
+        let p = m.predict(arch, &s, shape, Layout::Tn);
+        let ctas = s.work_grid(shape).units as f64 * s.cluster as f64;
+        p.terms.l2_bytes - (s.tile.bm * s.tile.bn * 4) as f64 * ctas
+    }
+
     #[test]
     fn the_stage_merge_scales_wgmma_l2_traffic_by_stage_count_only_at_line_aligned_pitches() {
         let off = shipped_with(|g| g.stage_merge_loss_per_stage = 0.0);
         let m = shipped_with(|g| g.stage_merge_loss_per_stage = 0.05);
         let arch = h100();
-        let l2 = |m: &CostModel, name: &str, shape: &Shape| {
-            let s = sched(name);
-            let p = m.predict(&arch, &s, shape, Layout::Tn);
-            // The operand part of the L2 traffic (the C tiles' stores are not requests).
-            let ctas = s.work_grid(shape).units as f64 * s.cluster as f64;
-            p.terms.l2_bytes - (s.tile.bm * s.tile.bn * 4) as f64 * ctas
-        };
+        let l2 = |m: &CostModel, name: &str, shape: &Shape| operand_l2_bytes(m, &arch, name, shape);
         let line = Shape::new(5632, 1600, 6272); // K·4 a multiple of 128 B
         assert_eq!((line.k * 4) % 128, 0);
         for (name, stages) in [
@@ -2385,12 +2388,7 @@ mod tests {
         let off = shipped_with(|g| g.split_stage_merge_loss_per_stage = 0.0);
         let m = shipped_with(|g| g.split_stage_merge_loss_per_stage = 0.05);
         let arch = h100();
-        let l2 = |m: &CostModel, name: &str, shape: &Shape| {
-            let s = sched(name);
-            let p = m.predict(&arch, &s, shape, Layout::Tn);
-            let ctas = s.work_grid(shape).units as f64 * s.cluster as f64;
-            p.terms.l2_bytes - (s.tile.bm * s.tile.bn * 4) as f64 * ctas
-        };
+        let l2 = |m: &CostModel, name: &str, shape: &Shape| operand_l2_bytes(m, &arch, name, shape);
         let split = Shape::new(5632, 1600, 6264); // K·4 a multiple of 32 B, not of 128
         assert_eq!(((split.k * 4) % 128, (split.k * 4) % 32), (96, 0));
         for (name, stages) in [

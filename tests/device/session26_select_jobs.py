@@ -65,13 +65,18 @@ def moves(shape, model):
     return any(select(p, shape) != select(p, shape, model=model) for p in PROFILES.values())
 
 
-def moved_shapes(seed, count, model):
-    """The shapes among the first `count` of `draw(seed)` that the hypothesis moves."""
+def drawn_where(seed, count, keep):
+    """The shapes among the first `count` of `draw(seed)` for which `keep(shape)` holds, in
+    draw order (two at a time: each asks `forge` a few times)."""
     gen = draw(seed)
     shapes = [next(gen) for _ in range(count)]
     with ThreadPoolExecutor(2) as pool:
-        flags = pool.map(lambda shape: moves(shape, model), shapes)
-        return [s for s, moved in zip(shapes, flags) if moved]
+        return [s for s, kept in zip(shapes, pool.map(keep, shapes)) if kept]
+
+
+def moved_shapes(seed, count, model):
+    """The shapes among the first `count` of `draw(seed)` that the hypothesis moves."""
+    return drawn_where(seed, count, lambda shape: moves(shape, model))
 
 
 def main():

@@ -22,11 +22,10 @@ roles h100_poolnosk and h200_poolnosk, the same rule.
 """
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 from session15_select_jobs import held_out_job
 from session17_select_jobs import PROFILES
-from session26_select_jobs import draw
+from session26_select_jobs import draw, drawn_where
 from session31_pool_lists import widen
 from session8_select_jobs import select, write_jobs
 
@@ -37,6 +36,22 @@ SETS = {
     "30": (lambda name: True, "_pool", 4343, 4444),
     "31": (lambda name: "_sk_" not in name, "_poolnosk", 4545, 4646),
 }
+
+
+def write_set(dest, set_name, broad_seed, moved_seed, moves, other_roles):
+    """A held-out set by session 26's draw: the first six shapes drawn with `broad_seed` and
+    the first eight of the first 4,000 drawn with `moved_seed` where `moves(shape)`; each job
+    holds both profiles' choices, `other_roles(shape)` (role -> schedule) and the model's top 8
+    priced for each device. With `--scan` on the command line, the shapes only."""
+    gen = draw(broad_seed)
+    broad = [next(gen) for _ in range(6)]
+    moved = drawn_where(moved_seed, 4000, moves)
+    print("broad:", " ".join(broad))
+    print("moved: %s (%d of 4000 drawn)" % (" ".join(moved[:8]), len(moved)))
+    if "--scan" in sys.argv:
+        return
+    write_jobs(dest, [held_out_job(set_name, s, PROFILES, PROFILES.values(), 8, other_roles(s))
+                      for s in broad + moved[:8]])
 
 
 def main():
@@ -53,21 +68,8 @@ def main():
 
     def moves(shape):
         return any(select(PROFILES[r], shape) != select(wide[r], shape) for r in PROFILES)
-    gen = draw(broad_seed)
-    broad = [next(gen) for _ in range(6)]
-    gen = draw(moved_seed)
-    drawn = [next(gen) for _ in range(4000)]
-    with ThreadPoolExecutor(2) as pool:
-        moved = [s for s, m in zip(drawn, pool.map(moves, drawn)) if m]
-    print("broad:", " ".join(broad))
-    print("moved: %s (%d of 4000 drawn)" % (" ".join(moved[:8]), len(moved)))
-    if "--scan" in sys.argv:
-        return
-    jobs = []
-    for s in broad + moved[:8]:
-        other = {role + suffix: select(wide[role], s) for role in PROFILES}
-        jobs.append(held_out_job(name, s, PROFILES, PROFILES.values(), 8, other))
-    write_jobs(dest, jobs)
+    write_set(dest, name, broad_seed, moved_seed, moves,
+              lambda s: {role + suffix: select(wide[role], s) for role in PROFILES})
 
 
 if __name__ == "__main__":

@@ -30,13 +30,11 @@ import os
 import re
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
-from session15_select_jobs import held_out_job
 from session17_select_jobs import PROFILES
-from session26_select_jobs import draw
 from session31_pool_lists import pool
-from session8_select_jobs import FORGE, select, write_jobs
+from session31_select_jobs import write_set
+from session8_select_jobs import FORGE, select
 
 SUFFIX, BROAD_SEED, MOVED_SEED = "_perswap", 4949, 5050
 
@@ -73,21 +71,9 @@ def main():
     def moves(shape):
         picks = [(p, select(p, shape)) for p in PROFILES.values()]
         return any(persistent_swap(p, shape, pick) != pick for p, pick in picks)
-    gen = draw(BROAD_SEED)
-    broad = [next(gen) for _ in range(6)]
-    gen = draw(MOVED_SEED)
-    drawn = [next(gen) for _ in range(4000)]
-    with ThreadPoolExecutor(2) as workers:
-        moved = [s for s, m in zip(drawn, workers.map(moves, drawn)) if m]
-    print("broad:", " ".join(broad))
-    print("moved: %s (%d of 4000 drawn)" % (" ".join(moved[:8]), len(moved)))
-    if "--scan" in sys.argv:
-        return
-    jobs = []
-    for s in broad + moved[:8]:
-        other = {role + SUFFIX: persistent_swap(p, s, select(p, s)) for role, p in PROFILES.items()}
-        jobs.append(held_out_job("33", s, PROFILES, PROFILES.values(), 8, other))
-    write_jobs(dest, jobs)
+    write_set(dest, "33", BROAD_SEED, MOVED_SEED, moves,
+              lambda s: {role + SUFFIX: persistent_swap(p, s, select(p, s))
+                         for role, p in PROFILES.items()})
 
 
 if __name__ == "__main__":
