@@ -92,7 +92,9 @@ pub struct GlobalConstants {
     /// (log) slower than priced; priced there too, 0.05 lowered held-out set 28 (0.972 →
     /// 0.953), so the hypothesis prices whole-line pitches only, where the stored twins' median
     /// error is near 0 and the gain is small (calibration top-1 0.9811 → 0.9837). Hypothesis
-    /// 0.05, registered as held-out set 32 before any timing (reports/notes.md, session 31).
+    /// 0.05, registered as held-out set 32 before any timing (reports/notes.md, session 31);
+    /// session 32, on the H100: the moved picks 0.920× (worst 0.753×, a 2-CTA cluster then
+    /// preferred): failed, not shipped.
     #[serde(default)]
     pub stage_merge_loss_per_stage: f64,
     /// A wgmma schedule's operand L2 → SM traffic where a row pitch is a multiple of 32 B but

@@ -26,7 +26,8 @@ prices multicast at 1 while the factor is above 1 and a row straddles two lines)
 Set 32 (session 31), the same way for the stage merge (`stage_merge_loss_per_stage` 0 ->
 0.05: a wgmma schedule's operand L2 traffic at line-aligned pitches x (1 + 0.05 (stages - 4)),
 the coalescer merging fewer requests of a deeper pipeline; reports/notes.md, session 31):
-broad seed 4747, moved seed 4848, roles h100_stage05 and h200_stage05, the same rule.
+broad seed 4747, moved seed 4848, roles h100_stage05 and h200_stage05, the same rule (failed on
+the H100 in session 32: 0.920x, worst 0.753x).
 Set 34 (session 32), the same way for the stage merge at line-split pitches
 (`split_stage_merge_loss_per_stage` 0 -> 0.05: a wgmma schedule's operand L2 traffic where a row
 straddles two 128-B lines x (1 + 0.05 max(0, stages - 4)); set 32 failed at whole-line pitches,

@@ -25,6 +25,8 @@ only with its twins gated on the device (DEST/gate_{h100,h200}.txt: every `pers`
 `np` member the pool lacks; `forge pool` from the gate run).
   PYTHONPATH=tests/device python3 tests/device/session32_select_jobs.py DEST [--scan]
 writes DEST/gate_{h100,h200}.txt and DEST/jobs.*.
+Outcome (H100, 9 rounds): all 402 H100 twins passed the gate; the H100 profile's 7 moved picks
+1.013x, worst 0.969x: FAILED, not shipped (reports/notes.md, session 32, item 4).
 """
 import os
 import re
