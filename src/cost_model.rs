@@ -183,6 +183,17 @@ pub struct GlobalConstants {
     /// (reports/notes.md, sessions 26–27).
     #[serde(default = "one")]
     pub lrc_small_share_factor: f64,
+    /// A wgmma schedule with a square tile whose order gives CTAs adjacent in launch order the
+    /// A tile to share (plain row-major order across at least 8 tile columns, or a column
+    /// raster in bands of at least 8) runs its main loop × this; 1 (the default) = not priced.
+    /// Session 32: `lrc_small_share_factor` prices nothing at square tiles, and the held-out
+    /// H100 screens' order misses there favour sharing B (128×128 s6 at 384×5440×592,
+    /// 696×2688×752, 384×5504×512: the column order `1c` fastest, row-major `1` and `16c`
+    /// 0.83-0.95 of it); session 31's coalescer counters merged 25-38% where adjacent CTAs
+    /// shared B, 5-24% where they shared A (those tiles were not square). Hypothesis 1.04,
+    /// registered as held-out set 35 before any timing (reports/notes.md, session 32).
+    #[serde(default = "one")]
+    pub lrc_square_a_share_factor: f64,
     /// How the pipeline's latency bound meets the main loop's resource mix: 0 (the default)
     /// = the larger of the two plus `overlap_loss` × the smaller; p > 0 = their p-norm, which
     /// charges more where the two are close (a shallow pipeline whose round trip about
@@ -743,6 +754,10 @@ impl CostModel {
             ("global.column_raster_factor", g.column_raster_factor),
             ("global.lrc_small_share_factor", g.lrc_small_share_factor),
             (
+                "global.lrc_square_a_share_factor",
+                g.lrc_square_a_share_factor,
+            ),
+            (
                 "global.pingpong_lone_tile_factor",
                 g.pingpong_lone_tile_factor,
             ),
@@ -954,6 +969,18 @@ fn shares_smaller_tile(s: &Schedule, grid: &WorkGrid) -> bool {
         (Raster::Row, _) => s.tile.bn < s.tile.bm,
         (Raster::Column, _) => s.tile.bm < s.tile.bn,
     }
+}
+
+/// Whether a square tile's order gives CTAs adjacent in launch order the A tile to share in
+/// runs of at least 8 (`lrc_square_a_share_factor`): the plain row-major walk (N fastest)
+/// across at least 8 tile columns, or a column raster in bands of at least 8.
+fn square_tile_shares_a(s: &Schedule, grid: &WorkGrid) -> bool {
+    s.tile.bm == s.tile.bn
+        && match visit_order(s.raster, s.group, grid) {
+            (Raster::Row, 1) => grid.tiles_n >= 8,
+            (Raster::Row, _) => false,
+            (Raster::Column, group) => group >= 8,
+        }
 }
 
 /// DRAM bytes of the operands after L2 reuse (see README, "DRAM and L2 reuse").
@@ -1384,8 +1411,12 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         1.0
     };
     // The coalescer term (`lrc_small_share_factor`, 1 = off; 1.04 shipped since session 27).
-    let share_factor = if s.family == Family::Wgmma && shares_smaller_tile(s, &grid) {
+    let share_factor = if s.family != Family::Wgmma {
+        1.0
+    } else if shares_smaller_tile(s, &grid) {
         g.lrc_small_share_factor
+    } else if square_tile_shares_a(s, &grid) {
+        g.lrc_square_a_share_factor
     } else {
         1.0
     };
@@ -2325,6 +2356,35 @@ mod tests {
             "mma_sync_tf32_128x128x32_s3_w8_swz16c_np_c1_k1",
         ] {
             assert_eq!(t(&m, same).time_us, t(&shipped, same).time_us, "{same}");
+        }
+    }
+
+    #[test]
+    fn the_square_a_share_factor_scales_only_square_tiles_whose_neighbours_share_a() {
+        let off = shipped_with(|g| g.lrc_square_a_share_factor = 1.0);
+        let m = shipped_with(|g| g.lrc_square_a_share_factor = 1.04);
+        let arch = h100();
+        // 384x5440x592 at 128x128: 3 tile rows, 43 tile columns (a held-out miss of set 25).
+        let shape = Shape::new(384, 5440, 592);
+        let t = |m: &CostModel, name: &str| m.predict(&arch, &sched(name), &shape, Layout::Tn);
+        let main = |p: &Prediction| p.terms.mainloop_us + p.terms.tail_wave_us;
+        // Row-major (N fastest across 43 columns) and column bands of 16: neighbours share A.
+        for slower in [
+            "wgmma_tf32_128x128x32_s6_wg1_swz1_np_c1_k1",
+            "wgmma_tf32_128x128x32_s6_wg1_swz16c_pers_c1_k1",
+        ] {
+            let (a, b) = (t(&off, slower), t(&m, slower));
+            assert!((main(&b) / main(&a) - 1.04).abs() < 1e-9, "{slower}");
+        }
+        // Column-major (M fastest: neighbours share B), column bands under 8, a tile that is
+        // not square (the smaller-tile term's) and mma.sync: untouched.
+        for same in [
+            "wgmma_tf32_128x128x32_s6_wg1_swz1c_np_c1_k1",
+            "wgmma_tf32_128x128x32_s6_wg1_swz4c_np_c1_k1",
+            "wgmma_tf32_128x160x32_s6_wg2_swz1_np_c1_k1",
+            "mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1",
+        ] {
+            assert_eq!(t(&m, same).time_us, t(&off, same).time_us, "{same}");
         }
     }
 

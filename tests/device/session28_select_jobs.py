@@ -34,6 +34,11 @@ straddles two 128-B lines x (1 + 0.05 max(0, stages - 4)); set 32 failed at whol
 and every stage twin measured at a split pitch merged less and ran slower when deeper;
 reports/notes.md, session 32): broad seed 5151, moved seed 5252, roles h100_splitstage05 and
 h200_splitstage05, the same rule.
+Set 35 (session 32), the same way for square tiles whose launch-adjacent CTAs share the A tile
+(`lrc_square_a_share_factor` 1 -> 1.04: row-major across at least 8 tile columns, or column
+bands of at least 8, main loop x 1.04; the held-out order misses at 128x128 favour sharing B;
+reports/notes.md, session 32): broad seed 5353, moved seed 5454, roles h100_sqa104 and
+h200_sqa104, the same rule.
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -55,6 +60,7 @@ SETS = {
     "29": ({"line_split_row_l2_factor": 1.5}, "_line15", 3737, 3838, 8),
     "32": ({"stage_merge_loss_per_stage": 0.05}, "_stage05", 4747, 4848, 8),
     "34": ({"split_stage_merge_loss_per_stage": 0.05}, "_splitstage05", 5151, 5252, 8),
+    "35": ({"lrc_square_a_share_factor": 1.04}, "_sqa104", 5353, 5454, 8),
 }
 
 
