@@ -145,6 +145,18 @@ def screens_dir(spec, tmp):
     return merged
 
 
+def screen_medians(tmp, min_rounds=1, wanted=None):
+    """(name, device, use, {shape: {schedule: median µs}}) per stored screen set of SCREENS
+    (those named in `wanted`, if given), each gate-passing own schedule timed in at least
+    `min_rounds` rounds; unpacked under `tmp`."""
+    for i, (name, device, use, path) in enumerate(SCREENS):
+        if wanted and name not in wanted:
+            continue
+        times = screens.screened(screens_dir(path, os.path.join(tmp, str(i))))
+        yield name, device, use, {s: {n: statistics.median(v) for n, v in t.items()
+                                      if len(v) >= min_rounds} for s, t in times.items()}
+
+
 def screens_row(sel_dir, device, model):
     times = screens.screened(sel_dir)
     rounds = len(glob.glob(sel_dir + "/screens-*.txt"))

@@ -13,7 +13,6 @@ import collections
 import math
 import os
 import re
-import statistics
 import sys
 import tempfile
 
@@ -31,10 +30,7 @@ def main():
     model = os.path.abspath(args.model) if args.model else None
     ratios = collections.defaultdict(list)
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (name, device, use, path) in enumerate(accuracy.SCREENS):
-            times = accuracy.screens.screened(accuracy.screens_dir(path, os.path.join(tmp, str(i))))
-            meds = {s: {n: statistics.median(v) for n, v in t.items() if len(v) >= 2}
-                    for s, t in times.items()}
+        for name, device, use, meds in accuracy.screen_medians(tmp, min_rounds=2):
             pred = accuracy.screens.ranked(
                 sorted(meds), os.path.join(accuracy.ROOT, accuracy.PROFILES[device]), model)
             for shape, measured in sorted(meds.items()):

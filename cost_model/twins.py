@@ -109,12 +109,8 @@ def main():
     wanted = set(args.sets.split(",")) if args.sets else None
     groups = {}
     with tempfile.TemporaryDirectory() as tmp:
-        sets = [(name, device, accuracy.screens.screened(
-                    accuracy.screens_dir(path, os.path.join(tmp, str(i)))))
-                for i, (name, device, _, path) in enumerate(accuracy.SCREENS)
-                if not wanted or name in wanted]
-        sets = [(name, device, {s: {n: statistics.median(v) for n, v in t.items()}
-                                for s, t in times.items()}) for name, device, times in sets]
+        sets = [(name, device, meds)
+                for name, device, _, meds in accuracy.screen_medians(tmp, wanted=wanted)]
         sets += [("cal " + name, device, calibrated(dirs))
                  for name, device, _, dirs in accuracy.CALIBRATION
                  if not wanted or "cal " + name in wanted]

@@ -1184,8 +1184,8 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     // While the line split is priced, multicast saves nothing where a row straddles two lines
     // (session 30: at such pitches the 2-CTA clusters measured no faster than their 1-CTA
     // twins, reports/notes.md).
-    let straddling =
-        g.line_split_row_l2_factor > 1.0 && (line_split(pitch_a) || line_split(pitch_b));
+    let split_lines = line_split(pitch_a) || line_split(pitch_b);
+    let straddling = g.line_split_row_l2_factor > 1.0 && split_lines;
     let multicast = if s.family == Family::Wgmma && s.cluster > 1 && !straddling {
         // Multicast saves L2 requests for operands streamed from DRAM; while A + B stay in
         // the usable L2 (every panel an L2 hit) it saves nothing measurable (1024³: 2-CTA
@@ -1201,7 +1201,6 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     // held-out set 32) or where a row straddles two lines (`split_stage_merge_loss_per_stage`,
     // past 4 stages only; 0 = off).
     let whole_lines = pitch_a.is_multiple_of(128) && pitch_b.is_multiple_of(128);
-    let split_lines = line_split(pitch_a) || line_split(pitch_b);
     let stage_merge = if s.family != Family::Wgmma {
         1.0
     } else if whole_lines {
@@ -2329,164 +2328,179 @@ mod tests {
         assert!(shipped_toml_with("latency_norm = 0.5").is_err());
     }
 
+    /// `m` prices each of `scaled` at `shape` with its main loop (and tail wave) × `factor`
+    /// against `off`, and each of `same` exactly as `off` does (H100).
+    fn assert_main_loop_scaled(
+        off: &CostModel,
+        m: &CostModel,
+        shape: &Shape,
+        factor: f64,
+        scaled: &[&str],
+        same: &[&str],
+    ) {
+        let arch = h100();
+        let t = |m: &CostModel, name: &str| m.predict(&arch, &sched(name), shape, Layout::Tn);
+        let main = |p: &Prediction| p.terms.mainloop_us + p.terms.tail_wave_us;
+        for name in scaled {
+            let (a, b) = (t(off, name), t(m, name));
+            assert!((main(&b) / main(&a) - factor).abs() < 1e-9, "{name}");
+        }
+        for name in same {
+            assert_eq!(t(m, name).time_us, t(off, name).time_us, "{name}");
+        }
+    }
+
     #[test]
     fn the_lrc_small_share_factor_scales_only_orders_sharing_the_smaller_tile() {
         // Shipped on (1.04 since session 27): compared against the same model with it off.
         let shipped = shipped_with(|g| g.lrc_small_share_factor = 1.0);
         let m = shipped_with(|g| g.lrc_small_share_factor = 1.05);
-        let arch = h100();
-        let shape = Shape::new(12512, 10048, 712);
-        let t = |m: &CostModel, name: &str| m.predict(&arch, &sched(name), &shape, Layout::Tn);
-        let main = |p: &Prediction| p.terms.mainloop_us + p.terms.tail_wave_us;
         // 128x240: the column order's adjacent CTAs share A (128 rows), the smaller tile;
-        // 256x128: the row order's share B (128 rows).
-        for slower in [
-            "wgmma_tf32_128x240x32_s4_wg2_swz16c_sk_c1_k1",
-            "wgmma_tf32_256x128x32_s4_wg2_swz8_sk_c1_k1",
-        ] {
-            let (a, b) = (t(&shipped, slower), t(&m, slower));
-            assert!((main(&b) / main(&a) - 1.05).abs() < 1e-9, "{slower}");
-        }
-        // The larger tile shared, a group under 8, a square tile and mma.sync: untouched.
-        for same in [
-            "wgmma_tf32_128x240x32_s4_wg2_swz16_sk_c1_k1",
-            "wgmma_tf32_256x128x32_s4_wg2_swz16c_sk_c1_k1",
-            "wgmma_tf32_128x240x32_s4_wg2_swz4c_sk_c1_k1",
-            "wgmma_tf32_128x128x32_s6_wg2_swz16c_pers_c1_k1",
-            "mma_sync_tf32_128x128x32_s3_w8_swz16c_np_c1_k1",
-        ] {
-            assert_eq!(t(&m, same).time_us, t(&shipped, same).time_us, "{same}");
-        }
+        // 256x128: the row order's share B (128 rows). Untouched: the larger tile shared, a
+        // group under 8, a square tile and mma.sync.
+        assert_main_loop_scaled(
+            &shipped,
+            &m,
+            &Shape::new(12512, 10048, 712),
+            1.05,
+            &[
+                "wgmma_tf32_128x240x32_s4_wg2_swz16c_sk_c1_k1",
+                "wgmma_tf32_256x128x32_s4_wg2_swz8_sk_c1_k1",
+            ],
+            &[
+                "wgmma_tf32_128x240x32_s4_wg2_swz16_sk_c1_k1",
+                "wgmma_tf32_256x128x32_s4_wg2_swz16c_sk_c1_k1",
+                "wgmma_tf32_128x240x32_s4_wg2_swz4c_sk_c1_k1",
+                "wgmma_tf32_128x128x32_s6_wg2_swz16c_pers_c1_k1",
+                "mma_sync_tf32_128x128x32_s3_w8_swz16c_np_c1_k1",
+            ],
+        );
     }
 
     #[test]
     fn the_square_a_share_factor_scales_only_square_tiles_whose_neighbours_share_a() {
-        let off = shipped_with(|g| g.lrc_square_a_share_factor = 1.0);
-        let m = shipped_with(|g| g.lrc_square_a_share_factor = 1.04);
-        let arch = h100();
+        let (off, m) = with_hypothesis(|g| &mut g.lrc_square_a_share_factor, 1.04);
         // 384x5440x592 at 128x128: 3 tile rows, 43 tile columns (a held-out miss of set 25).
-        let shape = Shape::new(384, 5440, 592);
-        let t = |m: &CostModel, name: &str| m.predict(&arch, &sched(name), &shape, Layout::Tn);
-        let main = |p: &Prediction| p.terms.mainloop_us + p.terms.tail_wave_us;
         // Row-major (N fastest across 43 columns) and column bands of 16: neighbours share A.
-        for slower in [
-            "wgmma_tf32_128x128x32_s6_wg1_swz1_np_c1_k1",
-            "wgmma_tf32_128x128x32_s6_wg1_swz16c_pers_c1_k1",
-        ] {
-            let (a, b) = (t(&off, slower), t(&m, slower));
-            assert!((main(&b) / main(&a) - 1.04).abs() < 1e-9, "{slower}");
-        }
-        // Column-major (M fastest: neighbours share B), column bands under 8, a tile that is
-        // not square (the smaller-tile term's) and mma.sync: untouched.
-        for same in [
-            "wgmma_tf32_128x128x32_s6_wg1_swz1c_np_c1_k1",
-            "wgmma_tf32_128x128x32_s6_wg1_swz4c_np_c1_k1",
-            "wgmma_tf32_128x160x32_s6_wg2_swz1_np_c1_k1",
-            "mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1",
-        ] {
-            assert_eq!(t(&m, same).time_us, t(&off, same).time_us, "{same}");
-        }
-    }
-
-    /// The operand part of a schedule's priced L2 traffic (the C tiles' stores are not
-    /// requests).
-    fn operand_l2_bytes(m: &CostModel, arch: &Arch, name: &str, shape: &Shape) -> f64 {
-        let s = sched(name);
-        let p = m.predict(arch, &s, shape, Layout::Tn);
-        let ctas = s.work_grid(shape).units as f64 * s.cluster as f64;
-        p.terms.l2_bytes - (s.tile.bm * s.tile.bn * 4) as f64 * ctas
-    }
-
-    #[test]
-    fn the_stage_merge_scales_wgmma_l2_traffic_by_stage_count_only_at_line_aligned_pitches() {
-        let off = shipped_with(|g| g.stage_merge_loss_per_stage = 0.0);
-        let m = shipped_with(|g| g.stage_merge_loss_per_stage = 0.05);
-        let arch = h100();
-        let l2 = |m: &CostModel, name: &str, shape: &Shape| operand_l2_bytes(m, &arch, name, shape);
-        let line = Shape::new(5632, 1600, 6272); // K·4 a multiple of 128 B
-        assert_eq!((line.k * 4) % 128, 0);
-        for (name, stages) in [
-            ("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1", 5.0),
-            ("wgmma_tf32_128x184x32_s3_wg2_swz4_pers_c1_k1", 3.0),
-            ("wgmma_tf32_128x112x32_s7_wg1_swz1_np_c2_k1", 7.0),
-        ] {
-            let ratio = l2(&m, name, &line) / l2(&off, name, &line);
-            assert!(
-                (ratio - (1.0 + 0.05 * (stages - 4.0))).abs() < 1e-9,
-                "{name}: {ratio}"
-            );
-        }
-        // Only the L2 term moves.
-        let s5 = sched("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1");
-        let (a, b) = (
-            off.predict(&arch, &s5, &line, Layout::Tn),
-            m.predict(&arch, &s5, &line, Layout::Tn),
+        // Untouched: column-major (M fastest: neighbours share B), column bands under 8, a
+        // tile that is not square (the smaller-tile term's) and mma.sync.
+        assert_main_loop_scaled(
+            &off,
+            &m,
+            &Shape::new(384, 5440, 592),
+            1.04,
+            &[
+                "wgmma_tf32_128x128x32_s6_wg1_swz1_np_c1_k1",
+                "wgmma_tf32_128x128x32_s6_wg1_swz16c_pers_c1_k1",
+            ],
+            &[
+                "wgmma_tf32_128x128x32_s6_wg1_swz1c_np_c1_k1",
+                "wgmma_tf32_128x128x32_s6_wg1_swz4c_np_c1_k1",
+                "wgmma_tf32_128x160x32_s6_wg2_swz1_np_c1_k1",
+                "mma_sync_tf32_128x128x32_s3_w8_swz1_np_c1_k1",
+            ],
         );
-        assert_eq!(a.terms.compute_us, b.terms.compute_us);
-        assert_eq!(a.terms.dram_bytes, b.terms.dram_bytes);
-        assert!(b.terms.l2_us > a.terms.l2_us);
-        // A line-split or unaligned pitch, and mma.sync: untouched.
-        let same = |name: &str, shape: &Shape| {
+    }
+
+    /// `m` prices each of `scaled` (name, ratio) at `shape` with its operand L2 bytes (not
+    /// the C stores) × ratio against `off`, moving nothing but the L2 term, and each of `same`
+    /// (name, shape) exactly as `off` does (H100).
+    fn assert_operand_l2_scaled(
+        off: &CostModel,
+        m: &CostModel,
+        shape: &Shape,
+        scaled: &[(&str, f64)],
+        same: &[(&str, Shape)],
+    ) {
+        let arch = h100();
+        for &(name, ratio) in scaled {
+            let s = sched(name);
+            let (a, b) = (
+                off.predict(&arch, &s, shape, Layout::Tn),
+                m.predict(&arch, &s, shape, Layout::Tn),
+            );
+            let ctas = s.work_grid(shape).units as f64 * s.cluster as f64;
+            let operand =
+                |p: &Prediction| p.terms.l2_bytes - (s.tile.bm * s.tile.bn * 4) as f64 * ctas;
+            assert!(
+                (operand(&b) / operand(&a) - ratio).abs() < 1e-9,
+                "{name}: {}",
+                operand(&b) / operand(&a)
+            );
+            assert_eq!(a.terms.compute_us, b.terms.compute_us, "{name}");
+            assert_eq!(a.terms.dram_bytes, b.terms.dram_bytes, "{name}");
+        }
+        for (name, shape) in same {
             let s = sched(name);
             assert_eq!(
                 m.predict(&arch, &s, shape, Layout::Tn).time_us,
                 off.predict(&arch, &s, shape, Layout::Tn).time_us,
                 "{name} at {shape}"
             );
-        };
-        same(
-            "wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1",
-            &Shape::new(5632, 1600, 6264),
+        }
+    }
+
+    #[test]
+    fn the_stage_merge_scales_wgmma_l2_traffic_by_stage_count_only_at_line_aligned_pitches() {
+        let off = shipped_with(|g| g.stage_merge_loss_per_stage = 0.0);
+        let m = shipped_with(|g| g.stage_merge_loss_per_stage = 0.05);
+        let line = Shape::new(5632, 1600, 6272); // K·4 a multiple of 128 B
+        assert_eq!((line.k * 4) % 128, 0);
+        let s5 = "wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1";
+        // A line-split or unaligned pitch, and mma.sync: untouched.
+        assert_operand_l2_scaled(
+            &off,
+            &m,
+            &line,
+            &[
+                (s5, 1.05),
+                ("wgmma_tf32_128x184x32_s3_wg2_swz4_pers_c1_k1", 0.95),
+                ("wgmma_tf32_128x112x32_s7_wg1_swz1_np_c2_k1", 1.15),
+            ],
+            &[
+                (s5, Shape::new(5632, 1600, 6264)),
+                (s5, Shape::new(5632, 1600, 6266)),
+                ("mma_sync_tf32_128x128x32_s3_w8_swz4_np_c1_k1", line),
+            ],
         );
-        same(
-            "wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1",
-            &Shape::new(5632, 1600, 6266),
+        let arch = h100();
+        let s = sched(s5);
+        assert!(
+            m.predict(&arch, &s, &line, Layout::Tn).terms.l2_us
+                > off.predict(&arch, &s, &line, Layout::Tn).terms.l2_us
         );
-        same("mma_sync_tf32_128x128x32_s3_w8_swz4_np_c1_k1", &line);
     }
 
     #[test]
     fn the_split_stage_merge_scales_wgmma_l2_traffic_past_four_stages_only_at_split_pitches() {
         let off = shipped_with(|g| g.split_stage_merge_loss_per_stage = 0.0);
         let m = shipped_with(|g| g.split_stage_merge_loss_per_stage = 0.05);
-        let arch = h100();
-        let l2 = |m: &CostModel, name: &str, shape: &Shape| operand_l2_bytes(m, &arch, name, shape);
         let split = Shape::new(5632, 1600, 6264); // K·4 a multiple of 32 B, not of 128
         assert_eq!(((split.k * 4) % 128, (split.k * 4) % 32), (96, 0));
-        for (name, stages) in [
-            ("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1", 5.0),
-            ("wgmma_tf32_128x184x32_s4_wg2_swz4_pers_c1_k1", 4.0),
-            ("wgmma_tf32_128x184x32_s3_wg2_swz4_pers_c1_k1", 3.0),
-            ("wgmma_tf32_128x112x32_s7_wg1_swz1_np_c2_k1", 7.0),
-        ] {
-            let ratio = l2(&m, name, &split) / l2(&off, name, &split);
-            let want = 1.0 + 0.05 * (stages - 4.0_f64).max(0.0);
-            assert!((ratio - want).abs() < 1e-9, "{name}: {ratio}");
-        }
-        let s5 = sched("wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1");
-        let (a, b) = (
-            off.predict(&arch, &s5, &split, Layout::Tn),
-            m.predict(&arch, &s5, &split, Layout::Tn),
-        );
-        assert_eq!(a.terms.compute_us, b.terms.compute_us);
-        assert_eq!(a.terms.dram_bytes, b.terms.dram_bytes);
-        assert!(b.terms.l2_us > a.terms.l2_us);
+        let s5 = "wgmma_tf32_128x184x32_s5_wg2_swz4_pers_c1_k1";
         // A whole-line or unaligned pitch, and mma.sync: untouched.
-        for (name, shape) in [
-            (s5.name(), Shape::new(5632, 1600, 6272)),
-            (s5.name(), Shape::new(5632, 1600, 6266)),
-            (
-                "mma_sync_tf32_128x128x32_s3_w8_swz4_np_c1_k1".to_string(),
-                split,
-            ),
-        ] {
-            let s = sched(&name);
-            assert_eq!(
-                m.predict(&arch, &s, &shape, Layout::Tn).time_us,
-                off.predict(&arch, &s, &shape, Layout::Tn).time_us,
-                "{name} at {shape}"
-            );
-        }
+        assert_operand_l2_scaled(
+            &off,
+            &m,
+            &split,
+            &[
+                (s5, 1.05),
+                ("wgmma_tf32_128x184x32_s4_wg2_swz4_pers_c1_k1", 1.0),
+                ("wgmma_tf32_128x184x32_s3_wg2_swz4_pers_c1_k1", 1.0),
+                ("wgmma_tf32_128x112x32_s7_wg1_swz1_np_c2_k1", 1.15),
+            ],
+            &[
+                (s5, Shape::new(5632, 1600, 6272)),
+                (s5, Shape::new(5632, 1600, 6266)),
+                ("mma_sync_tf32_128x128x32_s3_w8_swz4_np_c1_k1", split),
+            ],
+        );
+        let arch = h100();
+        let s = sched(s5);
+        assert!(
+            m.predict(&arch, &s, &split, Layout::Tn).terms.l2_us
+                > off.predict(&arch, &s, &split, Layout::Tn).terms.l2_us
+        );
     }
 
     #[test]
