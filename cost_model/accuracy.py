@@ -55,6 +55,8 @@ CALIBRATION = [
      + R + "2026-12-06-h100-session22/smallmn-b/calibration"),
     ("tall a", "h100", "chose", R + "2026-12-06-h100-session24/tall-a/calibration"),
     ("tall b", "h100", "held out", R + "2026-12-06-h100-session24/tall-b/calibration"),
+    ("set 36", "h100", "held out", R + "2026-12-07-h100-session33/cal36"),
+    ("set 37", "h100", "held out", R + "2026-12-07-h100-session33/cal37"),
 ]
 
 # (name, device, use, directory holding screens-N.txt or a sel.tgz holding sel/screens-N.txt;
@@ -93,6 +95,10 @@ SCREENS = [
     ("set 31", "h100", "held out", R + "2026-12-07-h100-session31/set31/sel.tgz"),
     ("set 32", "h100", "held out", R + "2026-12-07-h100-session32/set32/sel.tgz"),
     ("set 33", "h100", "held out", R + "2026-12-07-h100-session32/set33/sel.tgz"),
+    ("set 34", "h100", "held out", R + "2026-12-07-h100-session33/sets34-35/sel.tgz"
+     "@tests/device/session32-select/set34/jobs.txt"),
+    ("set 35", "h100", "held out", R + "2026-12-07-h100-session33/sets34-35/sel.tgz"
+     "@tests/device/session32-select/set35/jobs.txt"),
 ]
 
 

@@ -108,6 +108,15 @@ pub struct GlobalConstants {
     /// as held-out set 34 before any timing (reports/notes.md, session 32).
     #[serde(default)]
     pub split_stage_merge_loss_per_stage: f64,
+    /// The split-pitch stage merge above is priced only where K is larger than this (0, the
+    /// default: at every K). Session 33, held-out set 34 on the H100: the loss at 0.05 moved
+    /// six picks 1.08–1.47× faster and one 0.956× slower, at K = 400 (128×200 s5 → s4); the
+    /// stored split-pitch stage twins (deeper of s ≥ 5) at K ≤ 1024 ran 0.03 (H100, 10 pairs)
+    /// and 0.01 (H200, 34) log faster than priced, past it 0.09–0.11 slower (H100, 41 pairs):
+    /// a short K loop leaves the CTAs no time to drift apart. Hypothesis 1024 (with the loss
+    /// at 0.05), registered as held-out set 38 before any timing (reports/notes.md, session 33).
+    #[serde(default)]
+    pub split_stage_merge_min_k: f64,
     /// Fraction of the ideal L2 saving a wgmma cluster's TMA multicast of B realizes on
     /// operands streamed from DRAM: B's L2 → SM traffic is divided by `1 +
     /// multicast_l2_saving·(1 − kept(L2_eff / (A + B)))·(c − 1)` (1 = ideal; nothing is saved
@@ -744,6 +753,13 @@ impl CostModel {
             "must be within [0, 0.2]",
         )?;
         range(
+            "global.split_stage_merge_min_k",
+            g.split_stage_merge_min_k,
+            0.0,
+            65536.0,
+            "must be within [0, 65536]",
+        )?;
+        range(
             "global.wave_share_loss_per_doubling",
             g.wave_share_loss_per_doubling,
             0.0,
@@ -1199,13 +1215,13 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     // A deeper pipeline's requests merge less in the L2 request coalescer: priced where both
     // operands' rows are whole 128-byte lines (`stage_merge_loss_per_stage`, 0 = off; failed
     // held-out set 32) or where a row straddles two lines (`split_stage_merge_loss_per_stage`,
-    // past 4 stages only; 0 = off).
+    // past 4 stages and above `split_stage_merge_min_k` only; 0 = off).
     let whole_lines = pitch_a.is_multiple_of(128) && pitch_b.is_multiple_of(128);
     let stage_merge = if s.family != Family::Wgmma {
         1.0
     } else if whole_lines {
         1.0 + g.stage_merge_loss_per_stage * (s.stages as f64 - 4.0)
-    } else if split_lines {
+    } else if split_lines && shape.k as f64 > g.split_stage_merge_min_k {
         1.0 + g.split_stage_merge_loss_per_stage * (s.stages as f64 - 4.0).max(0.0)
     } else {
         1.0
@@ -2501,6 +2517,23 @@ mod tests {
             m.predict(&arch, &s, &split, Layout::Tn).terms.l2_us
                 > off.predict(&arch, &s, &split, Layout::Tn).terms.l2_us
         );
+    }
+
+    #[test]
+    fn the_split_stage_merge_is_priced_only_above_its_k_floor() {
+        let off = shipped_with(|g| g.split_stage_merge_loss_per_stage = 0.0);
+        let m = shipped_with(|g| {
+            g.split_stage_merge_loss_per_stage = 0.05;
+            g.split_stage_merge_min_k = 1024.0;
+        });
+        let s5 = "wgmma_tf32_128x200x32_s5_wg2_swz4_pers_c1_k1";
+        // Both pitches split a line (K·4 a multiple of 32 B, not of 128); K = 400 is set 34's
+        // loss, K = 1032 the first split pitch above the floor.
+        let (short, long) = (Shape::new(512, 19200, 400), Shape::new(512, 19200, 1032));
+        for k in [short.k, long.k] {
+            assert_eq!(((k * 4) % 128 != 0, (k * 4) % 32), (true, 0));
+        }
+        assert_operand_l2_scaled(&off, &m, &long, &[(s5, 1.05)], &[(s5, short)]);
     }
 
     #[test]

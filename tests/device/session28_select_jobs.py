@@ -39,6 +39,11 @@ Set 35 (session 32), the same way for square tiles whose launch-adjacent CTAs sh
 bands of at least 8, main loop x 1.04; the held-out order misses at 128x128 favour sharing B;
 reports/notes.md, session 32): broad seed 5353, moved seed 5454, roles h100_sqa104 and
 h200_sqa104, the same rule.
+Set 38 (session 33), the same way for set 34's stage merge priced only where K > 1024
+(`split_stage_merge_min_k` 0 -> 1024 with the loss at 0.05; set 34 failed on the H100 by one
+shape, 0.956x at K = 400, with six picks 1.08-1.47x faster; the stored split-pitch stage twins
+at K <= 1024 ran faster than priced; reports/notes.md, session 33): broad seed 6363, moved seed
+6464, roles h100_splitstage05k1024 and h200_splitstage05k1024, the same rule.
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -61,6 +66,8 @@ SETS = {
     "32": ({"stage_merge_loss_per_stage": 0.05}, "_stage05", 4747, 4848, 8),
     "34": ({"split_stage_merge_loss_per_stage": 0.05}, "_splitstage05", 5151, 5252, 8),
     "35": ({"lrc_square_a_share_factor": 1.04}, "_sqa104", 5353, 5454, 8),
+    "38": ({"split_stage_merge_loss_per_stage": 0.05, "split_stage_merge_min_k": 1024.0},
+           "_splitstage05k1024", 6363, 6464, 8),
 }
 
 
