@@ -105,7 +105,9 @@ pub struct GlobalConstants {
     /// 384×1728×12408 s6 → s7 42.5 → 35.9%, 97.0 → 106.9 µs; 832×2248×13040 18.8 → 9.9%, 204.1
     /// → 230.2 µs; at whole-line pitches it did not (held-out set 32 failed there). Below 4
     /// stages the pipeline is latency-bound, so s3 earns nothing. Hypothesis 0.05, registered
-    /// as held-out set 34 before any timing (reports/notes.md, session 32).
+    /// as held-out set 34 before any timing (reports/notes.md, session 32); session 33, on the
+    /// H100 (6 rounds): the moved picks 1.166× (H100 profile, 6 shapes) and 1.135× (H200, 8),
+    /// but 0.956× at 512×19200×400: failed its rule (no shape below 0.97), not shipped as is.
     #[serde(default)]
     pub split_stage_merge_loss_per_stage: f64,
     /// The split-pitch stage merge above is priced only where K is larger than this (0, the
@@ -200,7 +202,9 @@ pub struct GlobalConstants {
     /// 696×2688×752, 384×5504×512: the column order `1c` fastest, row-major `1` and `16c`
     /// 0.83-0.95 of it); session 31's coalescer counters merged 25-38% where adjacent CTAs
     /// shared B, 5-24% where they shared A (those tiles were not square). Hypothesis 1.04,
-    /// registered as held-out set 35 before any timing (reports/notes.md, session 32).
+    /// registered as held-out set 35 before any timing (reports/notes.md, session 32);
+    /// session 33, on the H100 (6 rounds): the moved picks 1.000× (H100 profile, 1 shape) and
+    /// 0.998× (H200 profile, 8 shapes): failed, not shipped.
     #[serde(default = "one")]
     pub lrc_square_a_share_factor: f64,
     /// How the pipeline's latency bound meets the main loop's resource mix: 0 (the default)
