@@ -99,6 +99,7 @@ SCREENS = [
      "@tests/device/session32-select/set34/jobs.txt"),
     ("set 35", "h100", "held out", R + "2026-12-07-h100-session33/sets34-35/sel.tgz"
      "@tests/device/session32-select/set35/jobs.txt"),
+    ("set 38", "h100", "held out", R + "2026-12-07-h100-session33/set38/sel.tgz"),
 ]
 
 

@@ -116,7 +116,10 @@ pub struct GlobalConstants {
     /// stored split-pitch stage twins (deeper of s ≥ 5) at K ≤ 1024 ran 0.03 (H100, 10 pairs)
     /// and 0.01 (H200, 34) log faster than priced, past it 0.09–0.11 slower (H100, 41 pairs):
     /// a short K loop leaves the CTAs no time to drift apart. Hypothesis 1024 (with the loss
-    /// at 0.05), registered as held-out set 38 before any timing (reports/notes.md, session 33).
+    /// at 0.05), registered as held-out set 38 before any timing (reports/notes.md, session 33);
+    /// the same session, on the H100 (3 rounds): the moved picks 1.066× (H100 profile, 5
+    /// shapes: 9720×256×1496 1.27×) and 1.006× (H200 profile, 8), but 0.943× at 1344×512×1520
+    /// (64×128 s7 → s6, 84 tiles): failed, not shipped.
     #[serde(default)]
     pub split_stage_merge_min_k: f64,
     /// Fraction of the ideal L2 saving a wgmma cluster's TMA multicast of B realizes on
