@@ -44,6 +44,13 @@ Set 38 (session 33), the same way for set 34's stage merge priced only where K >
 shape, 0.956x at K = 400, with six picks 1.08-1.47x faster; the stored split-pitch stage twins
 at K <= 1024 ran faster than priced; reports/notes.md, session 33): broad seed 6363, moved seed
 6464, roles h100_splitstage05k1024 and h200_splitstage05k1024, the same rule.
+Set 39 (session 34), set 38's form again on fresh shapes (sets 34 and 38 each failed by one
+short-running shape, 0.956x and 0.943x, while their moved picks ran 1.166x and 1.066x in
+geomean; reports/notes.md, session 34): broad seed 6565, moved seed 6666, roles
+h100_splitstage05k1024 and h200_splitstage05k1024. Its rule, registered before timing: the
+moved picks >= 1.02x the shipped picks in geomean and none below 0.95x (#13's own tolerance
+for a profile's pick against a fresh tune; sets 26-38 used 0.97):
+`judge_hypothesis.py selection.txt 1.02 0.95`.
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -68,6 +75,8 @@ SETS = {
     "35": ({"lrc_square_a_share_factor": 1.04}, "_sqa104", 5353, 5454, 8),
     "38": ({"split_stage_merge_loss_per_stage": 0.05, "split_stage_merge_min_k": 1024.0},
            "_splitstage05k1024", 6363, 6464, 8),
+    "39": ({"split_stage_merge_loss_per_stage": 0.05, "split_stage_merge_min_k": 1024.0},
+           "_splitstage05k1024", 6565, 6666, 8),
 }
 
 
