@@ -57,6 +57,7 @@ CALIBRATION = [
     ("tall b", "h100", "held out", R + "2026-12-06-h100-session24/tall-b/calibration"),
     ("set 36", "h100", "held out", R + "2026-12-07-h100-session33/cal36"),
     ("set 37", "h100", "held out", R + "2026-12-07-h100-session33/cal37"),
+    ("set 40", "h100", "held out", R + "2026-12-07-h100-session34/cal40/cal40"),
 ]
 
 # (name, device, use, directory holding screens-N.txt or a sel.tgz holding sel/screens-N.txt;
@@ -100,6 +101,7 @@ SCREENS = [
     ("set 35", "h100", "held out", R + "2026-12-07-h100-session33/sets34-35/sel.tgz"
      "@tests/device/session32-select/set35/jobs.txt"),
     ("set 38", "h100", "held out", R + "2026-12-07-h100-session33/set38/sel.tgz"),
+    ("set 39", "h100", "held out", R + "2026-12-07-h100-session34/set39/sel.tgz"),
 ]
 
 

@@ -122,6 +122,16 @@ pub struct GlobalConstants {
     /// (64×128 s7 → s6, 84 tiles): failed, not shipped.
     #[serde(default)]
     pub split_stage_merge_min_k: f64,
+    /// The split-pitch stage merge's loss × this where no operand row starts a quarter line
+    /// off (every split pitch ≡ 64 mod 128 B: half the rows are whole lines, half split in two
+    /// equal halves); 1 (the default) = priced as at a quarter-line pitch (≡ 32 or 96 mod 128:
+    /// three rows in four split unevenly). Session 34: the stored split-pitch stage twins on
+    /// the H100 (deeper of s ≥ 5, K > 1024, with the loss at 0.05) ran +0.042 log per stage
+    /// slower than priced at quarter-line pitches (126 pairs, 20 shapes) and +0.010 at
+    /// half-line ones (65 pairs, 12 shapes); the one loss of each of held-out sets 34, 38 and
+    /// 39 was at a half-line pitch (512×19200×400, 1344×512×1520, 256×4992×1072).
+    #[serde(default = "one")]
+    pub split_stage_merge_half_line_factor: f64,
     /// Fraction of the ideal L2 saving a wgmma cluster's TMA multicast of B realizes on
     /// operands streamed from DRAM: B's L2 → SM traffic is divided by `1 +
     /// multicast_l2_saving·(1 − kept(L2_eff / (A + B)))·(c − 1)` (1 = ideal; nothing is saved
@@ -767,6 +777,13 @@ impl CostModel {
             "must be within [0, 65536]",
         )?;
         range(
+            "global.split_stage_merge_half_line_factor",
+            g.split_stage_merge_half_line_factor,
+            0.0,
+            1.0,
+            "must be within [0, 1]",
+        )?;
+        range(
             "global.wave_share_loss_per_doubling",
             g.wave_share_loss_per_doubling,
             0.0,
@@ -1229,7 +1246,13 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     } else if whole_lines {
         1.0 + g.stage_merge_loss_per_stage * (s.stages as f64 - 4.0)
     } else if split_lines && shape.k as f64 > g.split_stage_merge_min_k {
-        1.0 + g.split_stage_merge_loss_per_stage * (s.stages as f64 - 4.0).max(0.0)
+        let quarter_line = |bytes: u64| line_split(bytes) && bytes % 128 != 64;
+        let loss = if quarter_line(pitch_a) || quarter_line(pitch_b) {
+            g.split_stage_merge_loss_per_stage
+        } else {
+            g.split_stage_merge_loss_per_stage * g.split_stage_merge_half_line_factor
+        };
+        1.0 + loss * (s.stages as f64 - 4.0).max(0.0)
     } else {
         1.0
     };

@@ -51,6 +51,11 @@ h100_splitstage05k1024 and h200_splitstage05k1024. Its rule, registered before t
 moved picks >= 1.02x the shipped picks in geomean and none below 0.95x (#13's own tolerance
 for a profile's pick against a fresh tune; sets 26-38 used 0.97):
 `judge_hypothesis.py selection.txt 1.02 0.95`.
+Set 41 (session 34), set 39's form with the loss priced only at quarter-line pitches
+(`split_stage_merge_half_line_factor` 1 -> 0: no loss where every split pitch is = 64 mod 128 B;
+the one loss of each of sets 34, 38 and 39 was at such a pitch; reports/notes.md, session 34):
+broad seed 6868, moved seed 6969, roles h100_splitstageq and h200_splitstageq, the rule of sets
+26-38 (>= 1.02x in geomean, none below 0.97x).
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -77,6 +82,8 @@ SETS = {
            "_splitstage05k1024", 6363, 6464, 8),
     "39": ({"split_stage_merge_loss_per_stage": 0.05, "split_stage_merge_min_k": 1024.0},
            "_splitstage05k1024", 6565, 6666, 8),
+    "41": ({"split_stage_merge_loss_per_stage": 0.05, "split_stage_merge_min_k": 1024.0,
+            "split_stage_merge_half_line_factor": 0.0}, "_splitstageq", 6868, 6969, 8),
 }
 
 

@@ -19,7 +19,9 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv > "
 if grep -q H200 "$O/gpu.txt"; then profile=sm_90a-h200.toml; else profile=sm_90a-h100.toml; fi
 [ -f "$profile" ] || profile=../../profiles/$profile
 mkdir -p cache
-[ ! -f cache36.tar.xz ] || [ "$NAME" != cal36 ] || tar xJf cache36.tar.xz -C cache
+# A CPU-compiled cache of this set's kernels, if carried: cache36.tar.xz, or cache40.tar.xz
+# for NAME=cal40 (session 34).
+[ ! -f "cache${NAME#cal}.tar.xz" ] || tar xJf "cache${NAME#cal}.tar.xz" -C cache
 start=$SECONDS
 ./forge calibrate --arch sm_90a --shapes "$SHAPES" --profile "$profile" --cache cache \
   --repeat "${REPEAT:-4}" --out "$O/$NAME" > "$O/$NAME-log.txt" 2>&1
