@@ -102,6 +102,9 @@ SCREENS = [
      "@tests/device/session32-select/set35/jobs.txt"),
     ("set 38", "h100", "held out", R + "2026-12-07-h100-session33/set38/sel.tgz"),
     ("set 39", "h100", "held out", R + "2026-12-07-h100-session34/set39/sel.tgz"),
+    ("set 41", "h100", "held out", R + "2026-12-07-h100-session34/set41/call1/sel.tgz,"
+     + R + "2026-12-07-h100-session34/set41/call2/sel.tgz,"
+     + R + "2026-12-07-h100-session34/set41/call3/sel.tgz"),
 ]
 
 

@@ -56,6 +56,12 @@ Set 41 (session 34), set 39's form with the loss priced only at quarter-line pit
 the one loss of each of sets 34, 38 and 39 was at such a pitch; reports/notes.md, session 34):
 broad seed 6868, moved seed 6969, roles h100_splitstageq and h200_splitstageq, the rule of sets
 26-38 (>= 1.02x in geomean, none below 0.97x).
+Set 42 (session 34, for a later session), the split-pitch stage merge priced only where
+K > 1536, at every split pitch (`split_stage_merge_min_k` 1536, loss 0.05, half-line factor 1;
+set 41 failed by one shape, 0.876x at K = 1032; the single losses of sets 34, 38, 39 and 41 were
+all at K <= 1520, their gains mostly at K >= 1592; chosen after seeing those four sets, so only
+a fresh set can judge it; reports/notes.md, session 34): broad seed 7070, moved seed 7171, roles
+h100_splitstagek1536 and h200_splitstagek1536, the rule of sets 26-38.
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -84,6 +90,8 @@ SETS = {
            "_splitstage05k1024", 6565, 6666, 8),
     "41": ({"split_stage_merge_loss_per_stage": 0.05, "split_stage_merge_min_k": 1024.0,
             "split_stage_merge_half_line_factor": 0.0}, "_splitstageq", 6868, 6969, 8),
+    "42": ({"split_stage_merge_loss_per_stage": 0.05, "split_stage_merge_min_k": 1536.0},
+           "_splitstagek1536", 7070, 7171, 8),
 }
 
 
