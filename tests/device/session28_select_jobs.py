@@ -58,7 +58,7 @@ broad seed 6868, moved seed 6969, roles h100_splitstageq and h200_splitstageq, t
 26-38 (>= 1.02x in geomean, none below 0.97x).
 Set 42 (session 34, for a later session), the split-pitch stage merge priced only where
 K > 1536, at every split pitch (`split_stage_merge_min_k` 1536, loss 0.05, half-line factor 1;
-set 41 failed by one shape, 0.876x at K = 1032; the single losses of sets 34, 38, 39 and 41 were
+set 41 failed by one shape, 0.878x at K = 1032; the single losses of sets 34, 38, 39 and 41 were
 all at K <= 1520, their gains mostly at K >= 1592; chosen after seeing those four sets, so only
 a fresh set can judge it; reports/notes.md, session 34): broad seed 7070, moved seed 7171, roles
 h100_splitstagek1536 and h200_splitstagek1536, the rule of sets 26-38.
