@@ -4,15 +4,28 @@ hypothesis role (`<profile>_<suffix>`), takes the shapes whose pick the hypothes
 them it compares the moved pick's time against the shipped pick's (both as the fraction of the
 best screened schedule, geomean over the rounds: the "role/all" column) and applies the rule
 registered with the set: geomean ≥ GAIN (default 1.02) and no shape below FLOOR (default 0.97).
-  python3 tests/device/judge_hypothesis.py selection.txt [GAIN FLOOR]
+  python3 tests/device/judge_hypothesis.py selection.txt [GAIN FLOOR] [--rounds A.tgz,B.tgz]
+With --rounds (the sel.tgz of several calls of one set, e.g. a set timed over calls cut short),
+each role's fraction is recomputed from those calls' rounds put together: the fastest
+screened schedule's median over its median (the schedules each role picked are read from
+selection.txt).
 Exit status 0 when every profile with a moved shape passes, 1 otherwise.
 """
 import math
+import os
+import statistics
 import sys
+import tempfile
 
-path = sys.argv[1]
-gain = float(sys.argv[2]) if len(sys.argv) > 2 else 1.02
-floor = float(sys.argv[3]) if len(sys.argv) > 3 else 0.97
+args = sys.argv[1:]
+rounds = None
+if "--rounds" in args:
+    at = args.index("--rounds")
+    rounds = args[at + 1]
+    del args[at:at + 2]
+path = args[0]
+gain = float(args[1]) if len(args) > 1 else 1.02
+floor = float(args[2]) if len(args) > 2 else 0.97
 
 # (set, shape) -> role -> (role/all, schedule)
 rows = {}
@@ -25,6 +38,19 @@ for line in open(path):
     except ValueError:
         continue
     rows.setdefault((f[0], f[1]), {})[f[2]] = (rall, f[8])
+
+if rounds:
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:0] = [here, os.path.join(here, "..", "..", "cost_model")]
+    import accuracy  # noqa: E402
+    import session18_screens_rank as screens  # noqa: E402
+    specs = ",".join(os.path.relpath(os.path.abspath(p), accuracy.ROOT) for p in rounds.split(","))
+    times = screens.screened(accuracy.screens_dir(specs, tempfile.mkdtemp()))
+    for (st, shape), roles in rows.items():
+        med = {n: statistics.median(v) for n, v in times.get(shape, {}).items()}
+        for role, (_, name) in list(roles.items()):
+            if name in med:
+                roles[role] = (min(med.values()) / med[name], name)
 
 verdicts = []
 pairs = sorted({(st, role) for (st, _), roles in rows.items() for role in roles if "_" in role})
