@@ -2481,16 +2481,9 @@ mod tests {
             assert_eq!(a.terms.compute_us, b.terms.compute_us, "{name}");
             assert_eq!(a.terms.dram_bytes, b.terms.dram_bytes, "{name}");
             // The L2 time follows the bytes.
-            let order = if ratio > 1.0 {
-                std::cmp::Ordering::Greater
-            } else if ratio < 1.0 {
-                std::cmp::Ordering::Less
-            } else {
-                std::cmp::Ordering::Equal
-            };
             assert_eq!(
                 b.terms.l2_us.partial_cmp(&a.terms.l2_us),
-                Some(order),
+                ratio.partial_cmp(&1.0),
                 "{name}"
             );
         }

@@ -11,21 +11,20 @@ screened schedule's median over its median (the schedules each role picked are r
 selection.txt).
 Exit status 0 when every profile with a moved shape passes, 1 otherwise.
 """
+import argparse
 import math
 import os
 import statistics
 import sys
 import tempfile
 
-args = sys.argv[1:]
-rounds = None
-if "--rounds" in args:
-    at = args.index("--rounds")
-    rounds = args[at + 1]
-    del args[at:at + 2]
-path = args[0]
-gain = float(args[1]) if len(args) > 1 else 1.02
-floor = float(args[2]) if len(args) > 2 else 0.97
+ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+ap.add_argument("selection", help="session9_select_table.py's table (selection.txt)")
+ap.add_argument("gain", nargs="?", type=float, default=1.02)
+ap.add_argument("floor", nargs="?", type=float, default=0.97)
+ap.add_argument("--rounds", help="comma-separated sel.tgz of the set's calls, put together")
+opts = ap.parse_args()
+path, gain, floor, rounds = opts.selection, opts.gain, opts.floor, opts.rounds
 
 # (set, shape) -> role -> (role/all, schedule)
 rows = {}
@@ -48,9 +47,10 @@ if rounds:
     times = screens.screened(accuracy.screens_dir(specs, tempfile.mkdtemp()))
     for (st, shape), roles in rows.items():
         med = {n: statistics.median(v) for n, v in times.get(shape, {}).items()}
+        fastest = min(med.values(), default=None)
         for role, (_, name) in list(roles.items()):
             if name in med:
-                roles[role] = (min(med.values()) / med[name], name)
+                roles[role] = (fastest / med[name], name)
 
 verdicts = []
 pairs = sorted({(st, role) for (st, _), roles in rows.items() for role in roles if "_" in role})
