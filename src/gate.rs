@@ -7,6 +7,16 @@ use crate::report::{GateResult, Verdict};
 /// payload no arithmetic produces.
 pub const POISON_BITS: u32 = 0x7fc0_dead;
 
+/// What [`compare`] gives for bit-identical outputs (a pass, nothing differing).
+pub fn identical() -> GateResult {
+    GateResult {
+        verdict: Verdict::Pass,
+        differing: 0,
+        max_abs_diff: 0.0,
+        rel_rms: 0.0,
+    }
+}
+
 /// Compares a candidate's output with the golden output C₀, bit for bit.
 pub fn compare(golden: &[f32], candidate: &[f32]) -> GateResult {
     assert_eq!(golden.len(), candidate.len(), "outputs of different sizes");
@@ -53,6 +63,11 @@ mod tests {
         let r = compare(&a, &a.clone());
         assert_eq!(r.verdict, Verdict::Pass);
         assert_eq!((r.differing, r.rel_rms), (0, 0.0));
+        let i = identical();
+        assert_eq!(
+            (i.verdict, i.differing, i.max_abs_diff, i.rel_rms),
+            (r.verdict, r.differing, r.max_abs_diff, r.rel_rms)
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use forge::reference::{self, TENSOR_A, TENSOR_B};
 use forge::report::Verdict;
 use forge::schedule::{Dtype, LaunchOrder, Layout, Schedule};
 use forge::shape::Shape;
-use forge::tune::worker::{Inputs, LoadedKernels, Runner, run_once};
+use forge::tune::worker::{Golden, Inputs, LoadedKernels, Runner, run_once};
 
 mod common;
 use common::gpu;
@@ -326,6 +326,62 @@ fn gate_rejects_a_planted_one_ulp_change() {
     let mut unwritten = again;
     unwritten[0] = f32::from_bits(POISON_BITS);
     assert_eq!(gate::compare(&golden, &unwritten).verdict, Verdict::Fail);
+}
+
+#[test]
+fn device_gate_gives_the_host_gate_result() {
+    let Some(gpu) = gpu() else { return };
+    let cache = cache();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
+    // More elements than one pass of the count's grid covers (132 SMs × 16 blocks × 256).
+    let n = 5_000_003;
+    let golden: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+    let g = Golden::new(&gpu, golden.clone()).unwrap();
+    let mut planted = golden.clone();
+    for i in (7..n).step_by(997) {
+        planted[i] = f32::from_bits(planted[i].to_bits() ^ 1);
+    }
+    let mut last = golden.clone();
+    last[n - 1] = f32::from_bits(POISON_BITS);
+    let mut signed_zero = golden.clone();
+    signed_zero[3] = 0.0;
+    let mut negative_zero = signed_zero.clone();
+    negative_zero[3] = -0.0;
+    for (label, out) in [
+        ("identical", &golden),
+        ("one ulp every 997", &planted),
+        ("poison in the last element", &last),
+    ] {
+        let on_device = DeviceBuffer::from_host(&gpu.ctx, out).unwrap();
+        let d = g.gate(&gpu, &util, &on_device).unwrap();
+        let h = gate::compare(&golden, out);
+        assert_eq!(
+            (
+                d.verdict,
+                d.differing,
+                d.max_abs_diff.to_bits(),
+                d.rel_rms.to_bits()
+            ),
+            (
+                h.verdict,
+                h.differing,
+                h.max_abs_diff.to_bits(),
+                h.rel_rms.to_bits()
+            ),
+            "{label}"
+        );
+    }
+    let zero = Golden::new(&gpu, signed_zero).unwrap();
+    let on_device = DeviceBuffer::from_host(&gpu.ctx, &negative_zero).unwrap();
+    let d = zero.gate(&gpu, &util, &on_device).unwrap();
+    assert_eq!(
+        (d.verdict, d.differing),
+        (Verdict::Fail, 1),
+        "-0 against +0"
+    );
+    let on_device = DeviceBuffer::from_host(&gpu.ctx, &planted).unwrap();
+    let d = g.gate(&gpu, &util, &on_device).unwrap();
+    assert_eq!(d.differing, (n - 7).div_ceil(997) as u64);
 }
 
 #[test]

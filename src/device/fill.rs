@@ -1,5 +1,6 @@
 //! forge's utility kernels (`kernels/util.cu`): seeded random fill of input buffers on the
-//! device, so inputs of any size cost no host work and every run draws the same values.
+//! device, so inputs of any size cost no host work and every run draws the same values, and
+//! the count of differing bit patterns behind the gate on the device.
 
 use super::buffers::DeviceBuffer;
 use super::cache::KernelCache;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 pub struct UtilKernels {
     _module: Arc<CudaModule>,
     fill: CudaFunction,
+    count_differing: CudaFunction,
 }
 
 impl UtilKernels {
@@ -24,9 +26,11 @@ impl UtilKernels {
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(compiled.cubin))?;
         let fill = module.load_function("forge_fill_random")?;
+        let count_differing = module.load_function("forge_count_differing")?;
         Ok(UtilKernels {
             _module: module,
             fill,
+            count_differing,
         })
     }
 
@@ -53,5 +57,34 @@ impl UtilKernels {
         // `out` holds `n` f32.
         unsafe { launch.launch(cfg) }?;
         Ok(())
+    }
+
+    /// How many elements of `a` and `b` (of equal length) differ in their bit pattern: counted
+    /// on the device into `count` (a scratch buffer of at least two words), so only eight
+    /// bytes cross to the host. Synchronizes the stream.
+    pub fn count_differing(
+        &self,
+        gpu: &Gpu,
+        a: &DeviceBuffer,
+        b: &DeviceBuffer,
+        count: &DeviceBuffer,
+    ) -> Result<u64, DeviceError> {
+        assert_eq!(a.len(), b.len(), "outputs of different sizes");
+        assert!(count.len() >= 2, "the count needs two words");
+        count.fill_bits(&gpu.stream, 0)?;
+        let (pa, pb, pc, n) = (a.ptr(), b.ptr(), count.ptr(), a.len() as u64);
+        let blocks = n.div_ceil(256).clamp(1, gpu.info.sm_count as u64 * 16) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = gpu.stream.launch_builder(&self.count_differing);
+        launch.arg(&pa).arg(&pb).arg(&n).arg(&pc);
+        // Safety: the arguments match `forge_count_differing(const u32*, const u32*, u64,
+        // u64*)`; `a` and `b` hold `n` words and `count` at least two (one u64).
+        unsafe { launch.launch(cfg) }?;
+        let words = count.to_host(&gpu.stream)?;
+        Ok(words[0].to_bits() as u64 | (words[1].to_bits() as u64) << 32)
     }
 }

@@ -378,13 +378,13 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     let (tn_a, tn_b) = inputs.tn_operands();
     let tn_set0 = vec![(tn_a.ptr(), tn_b.ptr())];
     let runner = Runner::new(&gpu, lv, &prep, &canonical, Layout::Tn, &shape, tn_set0)?;
-    let golden = run_once(&gpu, &runner, &canonical, &inputs)?;
+    let golden = Golden::new(&gpu, run_once(&gpu, &runner, &canonical, &inputs)?)?;
     emit(&Event::Reference {
-        check: check_reference(job, &golden),
+        check: check_reference(job, &golden.host),
     });
     // Once per shape: the screen's worker (head-to-heads re-gate against the same golden).
     if job.head_to_head.is_none()
-        && let Some(check) = check_bitmodel(&gpu, job, &inputs, &golden)?
+        && let Some(check) = check_bitmodel(&gpu, job, &inputs, &golden.host)?
     {
         emit(&Event::BitModel { check });
     }
@@ -393,7 +393,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     if let Some(schedule) = job.head_to_head {
         loaded.load(&gpu, &cache, &schedule, &shape)?;
         let lv = loaded.get(&schedule, &shape);
-        let (runner, gate) = gated_runner(&gpu, lv, &prep, &schedule, job, &mut inputs, &golden)?;
+        let (runner, gate) =
+            gated_runner(&gpu, &util, lv, &prep, &schedule, job, &mut inputs, &golden)?;
         if gate.verdict != crate::report::Verdict::Pass {
             return Err(DeviceError::Other(format!(
                 "{schedule} no longer passes the gate"
@@ -452,7 +453,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
             inputs.c[0].ptr(),
         )?;
         let cublas_out = inputs.c[0].to_host(&gpu.stream)?;
-        let gate = gate::compare(&golden, &cublas_out);
+        let gate = gate::compare(&golden.host, &cublas_out);
         let reference = check_reference(job, &cublas_out);
         let (summary, _) = time_cublas(&gpu, &cublas, layout, &shape, &inputs, &job.timing)?;
         emit(&Event::Cublas {
@@ -483,11 +484,11 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                 }
                 let lv = loaded.get(&schedule, &shape);
                 let (runner, gate) =
-                    gated_runner(&gpu, lv, &prep, &schedule, job, &mut inputs, &golden)?;
+                    gated_runner(&gpu, &util, lv, &prep, &schedule, job, &mut inputs, &golden)?;
                 let (summary, _) = time_runner(&gpu, &runner, &inputs, &job.timing)?;
                 // The last timed launch on set 0 must still give C₀ (a chained tail depends on
                 // the previous launch leaving its flags at zero).
-                let after = gate::compare(&golden, &inputs.c[0].to_host(&gpu.stream)?);
+                let after = golden.gate(&gpu, &util, &inputs.c[0])?;
                 let gate = if after.verdict == crate::report::Verdict::Pass {
                     gate
                 } else {
@@ -608,6 +609,17 @@ pub fn run_once(
     schedule: &Schedule,
     inputs: &Inputs,
 ) -> Result<Vec<f32>, DeviceError> {
+    launch_once(gpu, runner, schedule, inputs)?;
+    inputs.c[0].to_host(&gpu.stream)
+}
+
+/// [`run_once`] leaving the output in C of set 0 on the device.
+fn launch_once(
+    gpu: &Gpu,
+    runner: &Runner,
+    schedule: &Schedule,
+    inputs: &Inputs,
+) -> Result<(), DeviceError> {
     inputs.c[0].fill_bits(&gpu.stream, POISON_BITS)?;
     if schedule.split_k > 1 {
         inputs.workspace.fill_bits(&gpu.stream, POISON_BITS)?;
@@ -616,20 +628,62 @@ pub fn run_once(
         // A chained tail's flags start at zero (an earlier split-K run poisoned them).
         inputs.workspace.fill_bits(&gpu.stream, 0)?;
     }
-    runner.launch(gpu, 0, inputs.c[0].ptr(), inputs.workspace.ptr())?;
-    inputs.c[0].to_host(&gpu.stream)
+    runner.launch(gpu, 0, inputs.c[0].ptr(), inputs.workspace.ptr())
+}
+
+/// The canonical output C₀ on the host (for the FP64 and bit-model checks) and on the device,
+/// where each candidate's output is gated without crossing to the host unless it fails.
+pub struct Golden {
+    pub host: Vec<f32>,
+    device: DeviceBuffer,
+    count: DeviceBuffer,
+}
+
+impl Golden {
+    pub fn new(gpu: &Gpu, host: Vec<f32>) -> Result<Golden, DeviceError> {
+        Ok(Golden {
+            device: DeviceBuffer::from_host(&gpu.ctx, &host)?,
+            count: DeviceBuffer::new(&gpu.ctx, 2)?,
+            host,
+        })
+    }
+
+    /// The gate of `out` (an output on the device) against C₀: the same result as
+    /// [`gate::compare`] on the host copies. Bit patterns are counted on the device; a failing
+    /// output is copied to the host for its statistics (and its count checked there).
+    pub fn gate(
+        &self,
+        gpu: &Gpu,
+        util: &UtilKernels,
+        out: &DeviceBuffer,
+    ) -> Result<GateResult, DeviceError> {
+        let differing = util.count_differing(gpu, &self.device, out, &self.count)?;
+        if differing == 0 {
+            return Ok(gate::identical());
+        }
+        let result = gate::compare(&self.host, &out.to_host(&gpu.stream)?);
+        if result.differing != differing {
+            return Err(DeviceError::Other(format!(
+                "the gate counted {differing} differing elements on the device but {} on the host",
+                result.differing
+            )));
+        }
+        Ok(result)
+    }
 }
 
 /// `schedule` ready on every input set (workspace grown, operands prepared, launched in the
 /// job's order) and its output on set 0 compared bit for bit with the canonical `golden`.
+#[allow(clippy::too_many_arguments)]
 fn gated_runner<'a>(
     gpu: &Gpu,
+    util: &UtilKernels,
     lv: &'a LoadedVariant,
     prep: &'a PrepKernel,
     schedule: &Schedule,
     job: &Job,
     inputs: &mut Inputs,
-    golden: &[f32],
+    golden: &Golden,
 ) -> Result<(Runner<'a>, GateResult), DeviceError> {
     let shape = job.problem.shape;
     grow_workspace(gpu, inputs, lv, schedule, &shape)?;
@@ -643,8 +697,9 @@ fn gated_runner<'a>(
         inputs.operands(),
     )?
     .with_order(job.launch);
-    let out = run_once(gpu, &runner, schedule, inputs)?;
-    Ok((runner, gate::compare(golden, &out)))
+    launch_once(gpu, &runner, schedule, inputs)?;
+    let gate = golden.gate(gpu, util, &inputs.c[0])?;
+    Ok((runner, gate))
 }
 
 /// Reallocates the shared workspace when a schedule needs more than it holds.
