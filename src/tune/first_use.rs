@@ -26,12 +26,13 @@ use crate::device::kernel::LoadedVariant;
 use crate::device::timing::{TimingConfig, time_kernel};
 use crate::device::{DeviceError, Gpu};
 use crate::durable::{self, Lock};
-use crate::gate::{self, POISON_BITS};
+use crate::gate::POISON_BITS;
 use crate::kernel_source::KernelVariant;
 use crate::problem::Problem;
 use crate::reference::{TENSOR_A, TENSOR_B};
-use crate::report::Verdict;
+use crate::report::{GateResult, Verdict};
 use crate::schedule::{self, Layout, Schedule};
+use crate::tune::worker::Golden;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -275,8 +276,12 @@ pub fn tune(
     util.fill_random(gpu, &a, SEED, 0, TENSOR_A)?;
     util.fill_random(gpu, &b, SEED, 0, TENSOR_B)?;
     let mut workspace = DeviceBuffer::new(&gpu.ctx, 1)?;
-    // Runs `s` once on (a, b) and times it; returns (output, median µs).
-    let mut run = |s: &Schedule, time: bool| -> Result<(Vec<f32>, f64), DeviceError> {
+    // Runs `s` once on (a, b), gates that output against `golden` on the device (where
+    // given) and times `s` (where asked); returns (the first output's gate, median µs).
+    let mut run = |s: &Schedule,
+                   golden: Option<&Golden>,
+                   time: bool|
+     -> Result<(Option<GateResult>, f64), DeviceError> {
         let v = KernelVariant::new(s, &shape, contract.rounding);
         let compiled = cache.get_or_compile(&v.label(), &v.source(), &gpu.info.arch)?;
         let lv = LoadedVariant::load(gpu, v, &compiled)?;
@@ -289,7 +294,7 @@ pub fn tune(
         }
         c.fill_bits(&gpu.stream, POISON_BITS)?;
         lv.launch(&gpu.stream, &p, c.ptr(), workspace.ptr())?;
-        let out = c.to_host(&gpu.stream)?;
+        let gate = golden.map(|g| g.gate(gpu, &util, &c)).transpose()?;
         let us = if time {
             time_kernel(gpu, 1, &timing(), |_| {
                 lv.launch(&gpu.stream, &p, c.ptr(), workspace.ptr())
@@ -299,10 +304,12 @@ pub fn tune(
         } else {
             f64::NAN
         };
-        Ok((out, us))
+        Ok((gate, us))
     };
     let canonical = Schedule::canonical(problem.dtype);
-    let (golden, canonical_us) = run(&canonical, true)?;
+    run(&canonical, None, false)?;
+    let golden = Golden::new(gpu, c.to_host(&gpu.stream)?)?;
+    let (_, canonical_us) = run(&canonical, Some(&golden), true)?;
     let mut best = (canonical, canonical_us);
     let mut passed = 1;
     let runnable = runnable_ranking(arch, problem);
@@ -329,13 +336,13 @@ pub fn tune(
         }
         // A candidate that fails to compile or launch is skipped; a fault surfaces at the
         // next synchronization and ends the tuning with an error.
-        let Ok((out, us)) = run(&s, true) else {
+        let Ok((first, us)) = run(&s, Some(&golden), true) else {
             gpu.stream.synchronize()?;
             continue;
         };
         // The last timed launch must still give the golden bits too.
-        if gate::compare(&golden, &out).verdict == Verdict::Pass
-            && gate::compare(&golden, &c.to_host(&gpu.stream)?).verdict == Verdict::Pass
+        if first.is_some_and(|g| g.verdict == Verdict::Pass)
+            && golden.gate(gpu, &util, &c)?.verdict == Verdict::Pass
         {
             passed += 1;
             if us < best.1 {
