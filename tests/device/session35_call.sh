@@ -13,6 +13,7 @@
 set -uo pipefail
 O=${OUT:?OUT must name the results folder}
 mkdir -p cache
+[ -f forge_old ] || xz -dk forge_old.xz
 tar xJf cache.tar.xz -C cache
 tar xJf cacheab.tar.xz -C cache
 {
