@@ -57,7 +57,10 @@ CALIBRATION = [
     ("tall b", "h100", "held out", R + "2026-12-06-h100-session24/tall-b/calibration"),
     ("set 36", "h100", "held out", R + "2026-12-07-h100-session33/cal36"),
     ("set 37", "h100", "held out", R + "2026-12-07-h100-session33/cal37"),
-    ("set 40", "h100", "held out", R + "2026-12-07-h100-session34/cal40/cal40"),
+    ("set 40", "h100", "held out", R + "2026-12-07-h100-session34/cal40/cal40,"
+     + R + "2026-12-07-h100-session35/cal40b/cal40b"),
+    ("set 43", "h100", "held out", R + "2026-12-07-h100-session35/cal43/cal43"),
+    ("set 44", "h100", "held out", R + "2026-12-07-h100-session35/cal44/cal44"),
 ]
 
 # (name, device, use, directory holding screens-N.txt or a sel.tgz holding sel/screens-N.txt;
@@ -105,6 +108,7 @@ SCREENS = [
     ("set 41", "h100", "held out", R + "2026-12-07-h100-session34/set41/call1/sel.tgz,"
      + R + "2026-12-07-h100-session34/set41/call2/sel.tgz,"
      + R + "2026-12-07-h100-session34/set41/call3/sel.tgz"),
+    ("set 42", "h100", "held out", R + "2026-12-07-h100-session35/call1/sel.tgz"),
 ]
 
 
