@@ -577,7 +577,7 @@ fn invalid_profiles_are_refused_by_select() {
 
 #[test]
 fn nonsense_options_are_clear_errors() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
         (
             &["rank", "--arch", "sm_90a", "--shapes", "D64", "--top", "0"],
             "--top 0: must be at least 1",
@@ -646,6 +646,30 @@ fn nonsense_options_are_clear_errors() {
                 "0",
             ],
             "--watchdog 0: must be at least 1 second",
+        ),
+        (
+            &[
+                "calibrate",
+                "--arch",
+                "sm_90a",
+                "--shapes",
+                "D64",
+                "--heat-ms",
+                "-5",
+            ],
+            "--heat-ms -5: must be a number of milliseconds from 0 to 60000",
+        ),
+        (
+            &[
+                "calibrate",
+                "--arch",
+                "sm_90a",
+                "--shapes",
+                "D64",
+                "--heat-ms",
+                "nan",
+            ],
+            "--heat-ms nan:",
         ),
         (
             &[

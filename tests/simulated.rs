@@ -220,6 +220,8 @@ fn a_simulated_calibration_confirms_the_near_best_and_its_fit_sees_the_scatter()
             "8",
             "--repeat",
             "4",
+            "--heat-ms",
+            "250",
             "--out",
             out.to_str().unwrap(),
         ],
@@ -228,6 +230,8 @@ fn a_simulated_calibration_confirms_the_near_best_and_its_fit_sees_the_scatter()
     ok(&o);
     let data = forge::calibrate::data::CalibrationData::load(&out).unwrap();
     assert_eq!(data.device_name, simulated::NAME);
+    // The data records how it was timed.
+    assert_eq!(data.timing.heat_ms, 250.0);
     assert_eq!(data.shapes.len(), 2);
     for s in &data.shapes {
         let confirmed = s.points.iter().filter(|p| !p.repeats_us.is_empty()).count();

@@ -7,6 +7,7 @@ use crate::calibrate::sample::CalibrationPlan;
 use crate::calibrate::{self, CollectOptions, fit};
 use crate::contract::Contract;
 use crate::device::cache;
+use crate::device::timing::TimingConfig;
 use crate::problem::Problem;
 use crate::schedule::{Dtype, Layout};
 use crate::shape::ShapeList;
@@ -51,6 +52,11 @@ pub struct CalibrateArgs {
     /// those). 0: each schedule once.
     #[arg(long, default_value_t = 4)]
     repeat: usize,
+    /// Before each worker's first timing, run the canonical schedule back to back this long
+    /// (ms), so that every schedule is timed in the same (sustained) state of the power-capped
+    /// GPU whatever its position; 0: none.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true, value_parser = heat_parser())]
+    heat_ms: f64,
     /// Compile the kernel variants into the cache and stop (no GPU needed).
     #[arg(long, conflicts_with = "fit")]
     compile_only: bool,
@@ -125,7 +131,10 @@ pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
         out_dir: out.clone(),
         watchdog_s: a.watchdog,
         cache_dir: a.cache.clone().unwrap_or_else(cache::default_dir),
-        timing: calibrate::quick_timing(),
+        timing: TimingConfig {
+            heat_ms: a.heat_ms,
+            ..calibrate::quick_timing()
+        },
         repeat: a.repeat,
         compile_only: a.compile_only,
         command: std::env::args().collect::<Vec<_>>().join(" "),

@@ -117,6 +117,15 @@ pub(super) fn seconds_parser() -> Typed<f64> {
         }
     })
 }
+pub(super) fn heat_parser() -> Typed<f64> {
+    checked(|&ms| {
+        if ms.is_finite() && (0.0..=60_000.0).contains(&ms) {
+            Ok(())
+        } else {
+            Err("must be a number of milliseconds from 0 to 60000")
+        }
+    })
+}
 
 pub(super) fn arch_parser() -> Typed<Arch> {
     typed(Arch::known)

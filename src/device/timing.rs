@@ -19,6 +19,11 @@ pub struct TimingConfig {
     pub target_half_width: f64,
     /// Stop after this much timing per kernel, s.
     pub max_seconds: f64,
+    /// Before a worker's first timing, the canonical schedule runs back to back this long, ms,
+    /// so that every kernel the worker times meets the power-capped GPU in the same (sustained)
+    /// state whatever its position; 0: none (absent in job files of older builds).
+    #[serde(default)]
+    pub heat_ms: f64,
     /// The head-to-head's two load regimes (absent in job files of older builds).
     #[serde(default)]
     pub regimes: RegimeConfig,
@@ -90,6 +95,7 @@ impl Default for TimingConfig {
             max_samples: 300,
             target_half_width: 0.01,
             max_seconds: 2.0,
+            heat_ms: 0.0,
             regimes: RegimeConfig::default(),
         }
     }
@@ -113,6 +119,32 @@ impl TimingConfig {
             self.regimes.describe()
         )
     }
+}
+
+/// Runs `launch(set)` back to back, rotating over `sets` sets, for at least `ms` of GPU time
+/// (measured with events, a batch at a time); returns the launches made.
+pub fn heat(
+    gpu: &Gpu,
+    sets: usize,
+    ms: f64,
+    mut launch: impl FnMut(usize) -> Result<(), DeviceError>,
+) -> Result<usize, DeviceError> {
+    let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let (start, stop) = (gpu.ctx.new_event(timing)?, gpu.ctx.new_event(timing)?);
+    let (mut launches, mut batch, mut busy_ms) = (0usize, 1usize, 0f64);
+    while busy_ms < ms {
+        start.record(&gpu.stream)?;
+        for _ in 0..batch {
+            launch(launches % sets.max(1))?;
+            launches += 1;
+        }
+        stop.record(&gpu.stream)?;
+        let took = start.elapsed_ms(&stop)? as f64;
+        busy_ms += took;
+        // Batches of ~50 ms keep the GPU busy between the host's event checks.
+        batch = ((batch as f64 * 50.0 / took.max(1e-3)).ceil() as usize).clamp(1, 100_000);
+    }
+    Ok(launches)
 }
 
 /// Times `launch(set)` (one kernel run on input set `set`), rotating over `sets` sets.

@@ -186,5 +186,12 @@ mod tests {
         let old = text.replace(",\"device\":3", "");
         assert_ne!(old, text);
         assert_eq!(serde_json::from_str::<Job>(&old).unwrap().device, 0);
+        // … and one written before `heat_ms` existed heats nothing.
+        let old = text.replace(",\"heat_ms\":0.0", "");
+        assert_ne!(old, text);
+        assert_eq!(
+            serde_json::from_str::<Job>(&old).unwrap().timing.heat_ms,
+            0.0
+        );
     }
 }

@@ -389,6 +389,22 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
         emit(&Event::BitModel { check });
     }
 
+    if job.timing.heat_ms > 0.0 {
+        let lv = loaded.load(&gpu, &cache, &canonical, &shape)?;
+        let runner = Runner::new(
+            &gpu,
+            lv,
+            &prep,
+            &canonical,
+            layout,
+            &shape,
+            inputs.operands(),
+        )?;
+        timing::heat(&gpu, inputs.a.len(), job.timing.heat_ms, |s| {
+            runner.launch(&gpu, s, inputs.c[s].ptr(), inputs.workspace.ptr())
+        })?;
+    }
+
     let flops = shape.flops();
     if let Some(schedule) = job.head_to_head {
         loaded.load(&gpu, &cache, &schedule, &shape)?;
