@@ -385,6 +385,34 @@ fn device_gate_gives_the_host_gate_result() {
 }
 
 #[test]
+fn heat_keeps_the_gpu_busy_as_long_as_asked() {
+    let Some(gpu) = gpu() else { return };
+    let cache = cache();
+    let util = UtilKernels::load(&gpu, &cache).unwrap();
+    let shape = Shape::new(1024, 1024, 1024);
+    let ins = inputs(&gpu, &util, &shape, SEED);
+    let mut loaded = LoadedKernels::new(Rounding::NearestEven);
+    let s = Schedule::canonical(Dtype::Tf32);
+    let golden = run(&gpu, &cache, &mut loaded, &s, &shape, &ins);
+    let lv = loaded.get(&s, &shape);
+    let prep = PrepKernel::load(&gpu, &cache).unwrap();
+    let runner = Runner::new(&gpu, lv, &prep, &s, Layout::Tn, &shape, ins.operands()).unwrap();
+    let start = std::time::Instant::now();
+    let launches = forge::device::timing::heat(&gpu, 1, 200.0, |set| {
+        runner.launch(&gpu, set, ins.c[0].ptr(), ins.workspace.ptr())
+    })
+    .unwrap();
+    gpu.stream.synchronize().unwrap();
+    let wall = start.elapsed().as_secs_f64() * 1e3;
+    eprintln!("heat: {launches} launches in {wall:.0} ms");
+    assert!(wall >= 200.0, "{wall} ms");
+    assert!(launches > 1);
+    // The canonical's output after the heat is still C₀.
+    let out = ins.c[0].to_host(&gpu.stream).unwrap();
+    assert_eq!(gate::compare(&golden, &out).verdict, Verdict::Pass);
+}
+
+#[test]
 fn dispatcher_runs_the_profiled_kernel_with_small_overhead() {
     let Some(gpu) = gpu() else { return };
     let cache = cache();

@@ -391,6 +391,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
 
     if job.timing.heat_ms > 0.0 {
         let lv = loaded.load(&gpu, &cache, &canonical, &shape)?;
+        grow_workspace(&gpu, &mut inputs, lv, &canonical, &shape)?;
         let runner = Runner::new(
             &gpu,
             lv,
