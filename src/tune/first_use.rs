@@ -309,7 +309,12 @@ pub fn tune(
     let canonical = Schedule::canonical(problem.dtype);
     run(&canonical, None, false)?;
     let golden = Golden::new(gpu, c.to_host(&gpu.stream)?)?;
-    let (_, canonical_us) = run(&canonical, Some(&golden), true)?;
+    let (again, canonical_us) = run(&canonical, Some(&golden), true)?;
+    if again.is_none_or(|g| g.verdict != Verdict::Pass) {
+        return Err(DeviceError::Other(format!(
+            "{canonical} gave different bits on a second run of {shape}"
+        )));
+    }
     let mut best = (canonical, canonical_us);
     let mut passed = 1;
     let runnable = runnable_ranking(arch, problem);
