@@ -398,15 +398,16 @@ fn heat_keeps_the_gpu_busy_as_long_as_asked() {
     let prep = PrepKernel::load(&gpu, &cache).unwrap();
     let runner = Runner::new(&gpu, lv, &prep, &s, Layout::Tn, &shape, ins.operands()).unwrap();
     let start = std::time::Instant::now();
-    let launches = forge::device::timing::heat(&gpu, 1, 200.0, |set| {
+    let busy = forge::device::timing::heat(&gpu, 1, 200.0, |set| {
         runner.launch(&gpu, set, ins.c[0].ptr(), ins.workspace.ptr())
     })
     .unwrap();
     gpu.stream.synchronize().unwrap();
     let wall = start.elapsed().as_secs_f64() * 1e3;
-    eprintln!("heat: {launches} launches in {wall:.0} ms");
-    assert!(wall >= 200.0, "{wall} ms");
-    assert!(launches > 1);
+    eprintln!("heat: GPU busy {busy:.0} ms of {wall:.0} ms");
+    // As long as asked, and without idle gaps between its batches.
+    assert!(busy >= 200.0, "{busy} ms busy");
+    assert!(busy >= 0.8 * wall, "busy {busy} ms of {wall} ms");
     // The canonical's output after the heat is still C₀.
     let out = ins.c[0].to_host(&gpu.stream).unwrap();
     assert_eq!(gate::compare(&golden, &out).verdict, Verdict::Pass);

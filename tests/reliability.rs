@@ -577,7 +577,7 @@ fn invalid_profiles_are_refused_by_select() {
 
 #[test]
 fn nonsense_options_are_clear_errors() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 11] = [
         (
             &["rank", "--arch", "sm_90a", "--shapes", "D64", "--top", "0"],
             "--top 0: must be at least 1",
@@ -670,6 +670,22 @@ fn nonsense_options_are_clear_errors() {
                 "nan",
             ],
             "--heat-ms nan:",
+        ),
+        (
+            &[
+                "calibrate",
+                "--arch",
+                "sm_90a",
+                "--shapes",
+                "D64",
+                "--heat-ms",
+                "2000",
+                "--watchdog",
+                "3",
+                "--out",
+                "/tmp/forge-never-written",
+            ],
+            "--heat-ms 2000 must be under half the watchdog (3 s)",
         ),
         (
             &[

@@ -102,6 +102,15 @@ pub(super) fn run(a: CalibrateArgs) -> anyhow::Result<()> {
         bail!("calibrate needs --arch and --shapes (or --fit DATA)");
     };
     crate::device::simulated::require_explicit(a.out.is_some() || a.compile_only, "--out")?;
+    // A worker prints nothing while it heats: the watchdog must not take it for a hang.
+    if a.heat_ms >= a.watchdog as f64 * 1e3 / 2.0 {
+        bail!(
+            "--heat-ms {} must be under half the watchdog ({} s): a heating worker prints \
+             nothing",
+            a.heat_ms,
+            a.watchdog
+        );
+    }
     crate::device::simulated::banner("calibrate");
     let out = a.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(

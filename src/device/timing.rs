@@ -122,17 +122,22 @@ impl TimingConfig {
 }
 
 /// Runs `launch(set)` back to back, rotating over `sets` sets, for at least `ms` of GPU time
-/// (measured with events, a batch at a time); returns the launches made.
+/// (measured with events, a batch at a time; at most 4 `ms` + 1 s of wall time, whatever the
+/// events say); returns the GPU time spent, ms.
 pub fn heat(
     gpu: &Gpu,
     sets: usize,
     ms: f64,
     mut launch: impl FnMut(usize) -> Result<(), DeviceError>,
-) -> Result<usize, DeviceError> {
+) -> Result<f64, DeviceError> {
+    if !ms.is_finite() || ms <= 0.0 {
+        return Ok(0.0);
+    }
     let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
     let (start, stop) = (gpu.ctx.new_event(timing)?, gpu.ctx.new_event(timing)?);
     let (mut launches, mut batch, mut busy_ms) = (0usize, 1usize, 0f64);
-    while busy_ms < ms {
+    let wall = Instant::now();
+    while busy_ms < ms && wall.elapsed().as_secs_f64() * 1e3 < 4.0 * ms + 1e3 {
         start.record(&gpu.stream)?;
         for _ in 0..batch {
             launch(launches % sets.max(1))?;
@@ -144,7 +149,7 @@ pub fn heat(
         // Batches of ~50 ms keep the GPU busy between the host's event checks.
         batch = ((batch as f64 * 50.0 / took.max(1e-3)).ceil() as usize).clamp(1, 100_000);
     }
-    Ok(launches)
+    Ok(busy_ms)
 }
 
 /// Times `launch(set)` (one kernel run on input set `set`), rotating over `sets` sets.
