@@ -336,7 +336,7 @@ fn device_gate_gives_the_host_gate_result() {
     // More elements than one pass of the count's grid covers (132 SMs × 16 blocks × 256).
     let n = 5_000_003;
     let golden: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
-    let g = Golden::new(&gpu, golden.clone()).unwrap();
+    let g = Golden::new(&gpu, &util, golden.clone()).unwrap();
     let mut planted = golden.clone();
     for i in (7..n).step_by(997) {
         planted[i] = f32::from_bits(planted[i].to_bits() ^ 1);
@@ -353,7 +353,7 @@ fn device_gate_gives_the_host_gate_result() {
         ("poison in the last element", &last),
     ] {
         let on_device = DeviceBuffer::from_host(&gpu.ctx, out).unwrap();
-        let d = g.gate(&gpu, &util, &on_device).unwrap();
+        let d = g.gate(&gpu, &on_device).unwrap();
         let h = gate::compare(&golden, out);
         assert_eq!(
             (
@@ -371,16 +371,16 @@ fn device_gate_gives_the_host_gate_result() {
             "{label}"
         );
     }
-    let zero = Golden::new(&gpu, signed_zero).unwrap();
+    let zero = Golden::new(&gpu, &util, signed_zero).unwrap();
     let on_device = DeviceBuffer::from_host(&gpu.ctx, &negative_zero).unwrap();
-    let d = zero.gate(&gpu, &util, &on_device).unwrap();
+    let d = zero.gate(&gpu, &on_device).unwrap();
     assert_eq!(
         (d.verdict, d.differing),
         (Verdict::Fail, 1),
         "-0 against +0"
     );
     let on_device = DeviceBuffer::from_host(&gpu.ctx, &planted).unwrap();
-    let d = g.gate(&gpu, &util, &on_device).unwrap();
+    let d = g.gate(&gpu, &on_device).unwrap();
     assert_eq!(d.differing, (n - 7).div_ceil(997) as u64);
 }
 

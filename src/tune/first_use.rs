@@ -294,7 +294,7 @@ pub fn tune(
         }
         c.fill_bits(&gpu.stream, POISON_BITS)?;
         lv.launch(&gpu.stream, &p, c.ptr(), workspace.ptr())?;
-        let gate = golden.map(|g| g.gate(gpu, &util, &c)).transpose()?;
+        let gate = golden.map(|g| g.gate(gpu, &c)).transpose()?;
         let us = if time {
             time_kernel(gpu, 1, &timing(), |_| {
                 lv.launch(&gpu.stream, &p, c.ptr(), workspace.ptr())
@@ -308,7 +308,7 @@ pub fn tune(
     };
     let canonical = Schedule::canonical(problem.dtype);
     run(&canonical, None, false)?;
-    let golden = Golden::new(gpu, c.to_host(&gpu.stream)?)?;
+    let golden = Golden::new(gpu, &util, c.to_host(&gpu.stream)?)?;
     let (again, canonical_us) = run(&canonical, Some(&golden), true)?;
     if again.is_none_or(|g| g.verdict != Verdict::Pass) {
         return Err(DeviceError::Other(format!(
@@ -347,7 +347,7 @@ pub fn tune(
         };
         // The last timed launch must still give the golden bits too.
         if first.is_some_and(|g| g.verdict == Verdict::Pass)
-            && golden.gate(gpu, &util, &c)?.verdict == Verdict::Pass
+            && golden.gate(gpu, &c)?.verdict == Verdict::Pass
         {
             passed += 1;
             if us < best.1 {

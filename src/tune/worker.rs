@@ -378,7 +378,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     let (tn_a, tn_b) = inputs.tn_operands();
     let tn_set0 = vec![(tn_a.ptr(), tn_b.ptr())];
     let runner = Runner::new(&gpu, lv, &prep, &canonical, Layout::Tn, &shape, tn_set0)?;
-    let golden = Golden::new(&gpu, run_once(&gpu, &runner, &canonical, &inputs)?)?;
+    let golden = Golden::new(&gpu, &util, run_once(&gpu, &runner, &canonical, &inputs)?)?;
     emit(&Event::Reference {
         check: check_reference(job, &golden.host),
     });
@@ -391,16 +391,8 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
 
     if job.timing.heat_ms > 0.0 {
         let lv = loaded.load(&gpu, &cache, &canonical, &shape)?;
-        grow_workspace(&gpu, &mut inputs, lv, &canonical, &shape)?;
-        let runner = Runner::new(
-            &gpu,
-            lv,
-            &prep,
-            &canonical,
-            layout,
-            &shape,
-            inputs.operands(),
-        )?;
+        // The canonical ready as any candidate is (its gate against itself is not needed).
+        let (runner, _) = gated_runner(&gpu, lv, &prep, &canonical, job, &mut inputs, &golden)?;
         timing::heat(&gpu, inputs.a.len(), job.timing.heat_ms, |s| {
             runner.launch(&gpu, s, inputs.c[s].ptr(), inputs.workspace.ptr())
         })?;
@@ -410,8 +402,7 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
     if let Some(schedule) = job.head_to_head {
         loaded.load(&gpu, &cache, &schedule, &shape)?;
         let lv = loaded.get(&schedule, &shape);
-        let (runner, gate) =
-            gated_runner(&gpu, &util, lv, &prep, &schedule, job, &mut inputs, &golden)?;
+        let (runner, gate) = gated_runner(&gpu, lv, &prep, &schedule, job, &mut inputs, &golden)?;
         if gate.verdict != crate::report::Verdict::Pass {
             return Err(DeviceError::Other(format!(
                 "{schedule} no longer passes the gate"
@@ -501,11 +492,11 @@ pub fn run(job: &Job) -> Result<(), DeviceError> {
                 }
                 let lv = loaded.get(&schedule, &shape);
                 let (runner, gate) =
-                    gated_runner(&gpu, &util, lv, &prep, &schedule, job, &mut inputs, &golden)?;
+                    gated_runner(&gpu, lv, &prep, &schedule, job, &mut inputs, &golden)?;
                 let (summary, _) = time_runner(&gpu, &runner, &inputs, &job.timing)?;
                 // The last timed launch on set 0 must still give C₀ (a chained tail depends on
                 // the previous launch leaving its flags at zero).
-                let after = golden.gate(&gpu, &util, &inputs.c[0])?;
+                let after = golden.gate(&gpu, &inputs.c[0])?;
                 let gate = if after.verdict == crate::report::Verdict::Pass {
                     gate
                 } else {
@@ -650,31 +641,35 @@ fn launch_once(
 
 /// The canonical output C₀ on the host (for the FP64 and bit-model checks) and on the device,
 /// where each candidate's output is gated without crossing to the host unless it fails.
-pub struct Golden {
+pub struct Golden<'a> {
     pub host: Vec<f32>,
     device: DeviceBuffer,
     count: DeviceBuffer,
+    /// The utility module whose kernel counts the differing elements.
+    util: &'a UtilKernels,
 }
 
-impl Golden {
-    pub fn new(gpu: &Gpu, host: Vec<f32>) -> Result<Golden, DeviceError> {
+impl<'a> Golden<'a> {
+    pub fn new(
+        gpu: &Gpu,
+        util: &'a UtilKernels,
+        host: Vec<f32>,
+    ) -> Result<Golden<'a>, DeviceError> {
         Ok(Golden {
             device: DeviceBuffer::from_host(&gpu.ctx, &host)?,
             count: DeviceBuffer::new(&gpu.ctx, 2)?,
             host,
+            util,
         })
     }
 
     /// The gate of `out` (an output on the device) against C₀: the same result as
     /// [`gate::compare`] on the host copies. Bit patterns are counted on the device; a failing
     /// output is copied to the host for its statistics (and its count checked there).
-    pub fn gate(
-        &self,
-        gpu: &Gpu,
-        util: &UtilKernels,
-        out: &DeviceBuffer,
-    ) -> Result<GateResult, DeviceError> {
-        let differing = util.count_differing(gpu, &self.device, out, &self.count)?;
+    pub fn gate(&self, gpu: &Gpu, out: &DeviceBuffer) -> Result<GateResult, DeviceError> {
+        let differing = self
+            .util
+            .count_differing(gpu, &self.device, out, &self.count)?;
         if differing == 0 {
             return Ok(gate::identical());
         }
@@ -691,10 +686,8 @@ impl Golden {
 
 /// `schedule` ready on every input set (workspace grown, operands prepared, launched in the
 /// job's order) and its output on set 0 compared bit for bit with the canonical `golden`.
-#[allow(clippy::too_many_arguments)]
 fn gated_runner<'a>(
     gpu: &Gpu,
-    util: &UtilKernels,
     lv: &'a LoadedVariant,
     prep: &'a PrepKernel,
     schedule: &Schedule,
@@ -715,7 +708,7 @@ fn gated_runner<'a>(
     )?
     .with_order(job.launch);
     launch_once(gpu, &runner, schedule, inputs)?;
-    let gate = golden.gate(gpu, util, &inputs.c[0])?;
+    let gate = golden.gate(gpu, &inputs.c[0])?;
     Ok((runner, gate))
 }
 
