@@ -61,6 +61,8 @@ CALIBRATION = [
      + R + "2026-12-07-h100-session35/cal40b/cal40b"),
     ("set 43", "h100", "held out", R + "2026-12-07-h100-session35/cal43/cal43"),
     ("set 44", "h100", "held out", R + "2026-12-07-h100-session35/cal44/cal44"),
+    ("set 45", "h100", "held out", R + "2026-12-07-h100-session36/cal45/cal45"),
+    ("set 46", "h100", "held out", R + "2026-12-07-h100-session36/cal46/cal46"),
 ]
 
 # (name, device, use, directory holding screens-N.txt or a sel.tgz holding sel/screens-N.txt;
