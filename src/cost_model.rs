@@ -83,6 +83,15 @@ pub struct GlobalConstants {
     /// picks 1.087× and 1.139× the shipped ones, worst 0.973 and 0.983) and ships.
     #[serde(default = "one")]
     pub line_split_row_l2_factor: f64,
+    /// The L2 → SM traffic factor where a row pitch is a quarter line past a line boundary (K·4
+    /// ≡ 32 or 96 mod 128 B: three rows in four straddle two lines); 0 (the default) = priced as
+    /// any line-split pitch (`line_split_row_l2_factor`). Session 36: timed beside aligned twins
+    /// (K moved by 8), the narrow tiles ran 1.3-1.8× slower at such pitches while compute-bound
+    /// wide tiles did not move, and Nsight Compute saw the L2 request coalescer merge 44% of
+    /// 128×128's reads at the aligned pitch and 16% at the quarter-line one, DRAM reads unchanged
+    /// (reports/notes.md, session 36).
+    #[serde(default)]
+    pub quarter_line_row_l2_factor: f64,
     /// A wgmma schedule's operand L2 → SM traffic at line-aligned row pitches (a multiple of
     /// 128 B) × (1 + this × (stages − 4)); 0 (the default) = not priced. Session 31: in three
     /// stage twins under Nsight Compute (H100) one stage more left the L2 request coalescer
@@ -825,6 +834,15 @@ impl CostModel {
         ] {
             range(key, value, 1.0, big, "must be at least 1")?;
         }
+        if g.quarter_line_row_l2_factor != 0.0 {
+            range(
+                "global.quarter_line_row_l2_factor",
+                g.quarter_line_row_l2_factor,
+                1.0,
+                big,
+                "must be 0 (off) or at least 1",
+            )?;
+        }
         for (k, v) in [
             (
                 "global.epilogue_bytes_per_clk_per_sm",
@@ -1220,7 +1238,11 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
         if bytes.is_multiple_of(128) {
             1.0
         } else if line_split(bytes) {
-            g.line_split_row_l2_factor
+            if g.quarter_line_row_l2_factor > 0.0 && bytes % 128 != 64 {
+                g.quarter_line_row_l2_factor
+            } else {
+                g.line_split_row_l2_factor
+            }
         } else {
             g.unaligned_row_l2_factor
         }
