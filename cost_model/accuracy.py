@@ -16,6 +16,7 @@ reports/notes.md). Old sets ran older kernels: a miss there can be a kernel sinc
 (needs target/release/forge, or FORGE=<a forge build>; ~40 s on two cores)
 """
 import argparse
+import csv
 import datetime
 import glob
 import hashlib
@@ -130,8 +131,37 @@ def calibration_row(dirs, device, model, tmp):
              get(r"top-4\s+(\d+%)\)"), get(r"rho median ([\d.]+)"),
              get(r"\|pred/meas-1\| ([\d.]+%)")]
     stats = {"shapes": int(shapes), "top1": float(top1), "worst": float(worst),
-             "top4": float(top4.rstrip("%"))}
+             "top4": float(top4.rstrip("%")), "by_shape": top1_by_shape(tmp)}
     return cells, stats
+
+
+def top1_by_shape(fit_dir):
+    """Per shape of a fit's residuals.csv: (K, the best measured time over the measured time of
+    the model's first choice)."""
+    by = {}
+    with open(os.path.join(fit_dir, "residuals.csv")) as f:
+        for r in csv.DictReader(f):
+            by.setdefault((r["m"], r["n"], int(r["k"])), []).append(
+                (float(r["predicted_us"]), float(r["measured_us"])))
+    return [(shape[2], min(m for _, m in pts) / min(pts)[1]) for shape, pts in by.items()]
+
+
+def pitch_class(k):
+    """A TF32 operand row's pitch (K * 4 B) against the 128-byte L2 line."""
+    p = k * 4 % 128
+    return ("aligned" if p == 0 else "half-line" if p == 64
+            else "quarter-line" if p in (32, 96) else "unaligned")
+
+
+def by_pitch(calibration, use):
+    """The calibration sets' top-1 (geomean over shapes, worst) by row pitch class."""
+    classes = {}
+    for u, st in calibration:
+        if use in (None, u):
+            for k, top1 in st["by_shape"]:
+                classes.setdefault(pitch_class(k), []).append(top1)
+    return ", ".join("%s %.4f (%.3f, %d shapes)" % (c, gm(v), min(v), len(v))
+                     for c, v in sorted(classes.items()))
 
 
 def screens_dir(spec, tmp):
@@ -275,6 +305,9 @@ def main():
               "two constants files compare on different shapes there.\n")
         print("- every set: " + pooled(cal_stats, screen_stats))
         print("- held-out sets only: " + pooled(cal_stats, screen_stats, "held out"))
+        print("- held-out calibration top-1 by row pitch (K x 4 B mod 128 B: 0 aligned, 64 "
+              "half-line, 32 or 96 quarter-line, where three rows in four straddle two L2 "
+              "lines; reports/notes.md, session 36): " + by_pitch(cal_stats, "held out"))
 
 
 if __name__ == "__main__":

@@ -2316,6 +2316,34 @@ mod tests {
     }
 
     #[test]
+    fn the_quarter_line_factor_scales_l2_reads_only_at_quarter_line_pitches() {
+        let shipped = CostModel::shipped();
+        assert_eq!(shipped.global.quarter_line_row_l2_factor, 0.0, "off");
+        let m = shipped_with(|g| g.quarter_line_row_l2_factor = 3.0);
+        let arch = h200();
+        let l2 = |m: &CostModel, k| {
+            let name = "wgmma_tf32_128x128x32_s6_wg1_swz1c_np_c1_k1";
+            let p = m.predict(&arch, &sched(name), &Shape::new(192, 8064, k), Layout::Tn);
+            p.terms.l2_us
+        };
+        // 7944 · 4 B ≡ 32 and 7960 · 4 B ≡ 96 (mod 128): quarter-line pitches, priced at 3
+        // instead of `line_split_row_l2_factor` (1.5), so a little less than twice the L2 time
+        // (C's stores are not scaled).
+        for k in [7944, 7960] {
+            let ratio = l2(&m, k) / l2(&shipped, k);
+            assert!(ratio > 1.8 && ratio < 2.0, "K = {k}: {ratio}");
+        }
+        // A half-line pitch (7952 · 4 B ≡ 64), an aligned one and an unaligned one do not move.
+        for k in [7952, 7936, 7946] {
+            assert_eq!(l2(&m, k), l2(&shipped, k), "K = {k}");
+        }
+        let with = |v: &str| shipped_toml_with(&format!("quarter_line_row_l2_factor = {v}"));
+        assert!(with("1.75").is_ok());
+        assert!(with("0.0").is_ok(), "0 is off");
+        assert!(with("0.5").is_err(), "a factor below 1 is refused");
+    }
+
+    #[test]
     fn a_priced_line_split_takes_the_multicast_saving_away_only_at_straddling_pitches() {
         let off = shipped_with(|g| g.line_split_row_l2_factor = 1.0);
         let m = CostModel::shipped();
