@@ -142,8 +142,9 @@ def top1_by_shape(fit_dir):
     with open(os.path.join(fit_dir, "residuals.csv")) as f:
         for r in csv.DictReader(f):
             by.setdefault((r["m"], r["n"], int(r["k"])), []).append(
-                (float(r["predicted_us"]), float(r["measured_us"])))
-    return [(shape[2], min(m for _, m in pts) / min(pts)[1]) for shape, pts in by.items()]
+                (float(r["predicted_us"]), r["schedule"], float(r["measured_us"])))
+    # Equal prices are broken by the schedule's name, as the fit and `CostModel::rank` do.
+    return [(shape[2], min(m for _, _, m in pts) / min(pts)[2]) for shape, pts in by.items()]
 
 
 def pitch_class(k):
