@@ -154,13 +154,13 @@ def pitch_class(k):
             else "quarter-line" if p in (32, 96) else "unaligned")
 
 
-def by_pitch(calibration, use):
-    """The calibration sets' top-1 (geomean over shapes, worst) by row pitch class."""
+def by_pitch(per_set, use):
+    """(K, ratio) pairs of each set of `use` (geomean over shapes, worst) by row pitch class."""
     classes = {}
-    for u, st in calibration:
+    for u, pairs in per_set:
         if use in (None, u):
-            for k, top1 in st["by_shape"]:
-                classes.setdefault(pitch_class(k), []).append(top1)
+            for k, ratio in pairs:
+                classes.setdefault(pitch_class(k), []).append(ratio)
     return ", ".join("%s %.4f (%.3f, %d shapes)" % (c, gm(v), min(v), len(v))
                      for c, v in sorted(classes.items()))
 
@@ -213,7 +213,7 @@ def screens_row(sel_dir, device, model):
     min_rounds = min(screens.MIN_ROUNDS, rounds)
     profile = os.path.join(ROOT, PROFILES[device])
     pred = screens.ranked(sorted(times), profile, model)
-    first, in4, rhos, chosen = [], 0, [], []
+    first, in4, rhos, chosen, chosen_k = [], 0, [], [], []
     for shape, meas, names, best, _, rho in screens.scored(times, pred, min_rounds):
         first.append(meas[best] / meas[names[0]])
         in4 += best in names[:4]
@@ -225,12 +225,13 @@ def screens_row(sel_dir, device, model):
         pick = select(profile, shape, forge=FORGE, model=model)
         if pick in timed:
             chosen.append(min(timed.values()) / timed[pick])
+            chosen_k.append((int(shape.split("x")[2]), chosen[-1]))
     sel = ("%.3f (%.3f), %d timed" % (gm(chosen), min(chosen), len(chosen))
            if chosen else "none timed")
     cells = [str(len(first)), str(rounds), "%.3f (%.3f)" % (gm(first), min(first)),
              "%d/%d" % (in4, len(first)),
              "%.2f" % statistics.median([r for r in rhos if r == r]), sel]  # NaN: rho undefined
-    return cells, first, chosen
+    return cells, first, chosen, chosen_k
 
 
 def pooled(calibration, screens, use=None):
@@ -276,7 +277,7 @@ def main():
              args.model or "cost_model/model.toml",
              hashlib.sha256(model_bytes).hexdigest()[:12]))
     with tempfile.TemporaryDirectory() as tmp:
-        rows, cal_stats, screen_stats = [], [], []
+        rows, cal_stats, screen_stats, picks_by_k = [], [], [], []
         for name, device, use, dirs in CALIBRATION:
             cells, stats = calibration_row(dirs, device, model, os.path.join(tmp, "fit"))
             rows.append([name, device.upper(), use] + cells)
@@ -290,9 +291,10 @@ def main():
         rows = []
         for i, (name, device, use, path) in enumerate(SCREENS):
             d = screens_dir(path, os.path.join(tmp, "s%d" % i))
-            cells, first, chosen = screens_row(d, device, model)
+            cells, first, chosen, chosen_k = screens_row(d, device, model)
             rows.append([name, device.upper(), use] + cells)
             screen_stats.append((use, first, chosen))
+            picks_by_k.append((use, chosen_k))
         print("\n## Selection screens (held-out sets' rounds)\n")
         print("\"first\": the model's first choice among the screened schedules against the "
               "fastest screened (medians over the rounds). \"profile\": the shipped "
@@ -308,7 +310,9 @@ def main():
         print("- held-out sets only: " + pooled(cal_stats, screen_stats, "held out"))
         print("- held-out calibration top-1 by row pitch (K x 4 B mod 128 B: 0 aligned, 64 "
               "half-line, 32 or 96 quarter-line, where three rows in four straddle two L2 "
-              "lines; reports/notes.md, session 36): " + by_pitch(cal_stats, "held out"))
+              "lines; reports/notes.md, session 36): "
+              + by_pitch([(u, st["by_shape"]) for u, st in cal_stats], "held out"))
+        print("- held-out profile's picks by row pitch: " + by_pitch(picks_by_k, "held out"))
 
 
 if __name__ == "__main__":
