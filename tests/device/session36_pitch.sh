@@ -7,7 +7,9 @@
 # read, the L2 coalescer) for three tiles at 192x8064 at each pitch.
 # From a build_drop.sh folder holding ncu_traffic.sh, session6_ncu.sh, lrc_table.py,
 # session36_pitch_list.txt and pcache.tar.xz (the kernels, `--compile-only`):
-#   bash session36_pitch.sh      ($OUT: pitch/ (calibration.json, .csv, log), ncu/, pitch.txt)
+#   bash session36_pitch.sh      ($OUT: pitch.tgz (pitch/: calibration.json, .csv; pitch-log.txt;
+#                                 ncu/: the reports and traffic.md) and pitch.txt; packed, because
+#                                 a call brings back only a few files)
 set -uo pipefail
 O=${OUT:?OUT must name the results folder}
 SHAPES=${SHAPES:-192x8064x7944,192x8064x7936,192x8064x7952,288x3264x2936,288x3264x2944,5128x216x8264,5128x216x8256,384x7224x8440,384x7224x8448,768x2368x2744,768x2368x2752}
@@ -27,4 +29,6 @@ if [ "${NCU:-1}" = 1 ]; then
   done
   FORGE_CACHE=$PWD/cache OUT="$O/ncu" timeout 400 bash ncu_traffic.sh $specs >> "$O/pitch.txt" 2>&1
 fi
+tar czf "$O/pitch.tgz" -C "$O" pitch pitch-log.txt $([ -d "$O/ncu" ] && echo ncu) \
+  && rm -rf "$O/pitch" "$O/pitch-log.txt" "$O/ncu"
 cat "$O/pitch.txt"
