@@ -1234,11 +1234,13 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     };
     let (pitch_a, pitch_b) = (pitch(prep.a), pitch(prep.b));
     let line_split = |bytes: u64| !bytes.is_multiple_of(128) && bytes.is_multiple_of(32);
+    // A quarter line past a boundary (32 or 96 mod 128 B): three rows in four straddle two lines.
+    let quarter_line = |bytes: u64| line_split(bytes) && bytes % 128 != 64;
     let row_factor = |bytes: u64| {
         if bytes.is_multiple_of(128) {
             1.0
         } else if line_split(bytes) {
-            if g.quarter_line_row_l2_factor > 0.0 && bytes % 128 != 64 {
+            if g.quarter_line_row_l2_factor > 0.0 && quarter_line(bytes) {
                 g.quarter_line_row_l2_factor
             } else {
                 g.line_split_row_l2_factor
@@ -1273,7 +1275,6 @@ fn predict_in(ctx: &Ctx, s: &Schedule, shape: &Shape, layout: Layout) -> Predict
     } else if whole_lines {
         1.0 + g.stage_merge_loss_per_stage * (s.stages as f64 - 4.0)
     } else if split_lines && shape.k as f64 > g.split_stage_merge_min_k {
-        let quarter_line = |bytes: u64| line_split(bytes) && bytes % 128 != 64;
         let loss = if quarter_line(pitch_a) || quarter_line(pitch_b) {
             g.split_stage_merge_loss_per_stage
         } else {
