@@ -135,16 +135,23 @@ def calibration_row(dirs, device, model, tmp):
     return cells, stats
 
 
-def top1_by_shape(fit_dir):
-    """Per shape of a fit's residuals.csv: (K, the best measured time over the measured time of
-    the model's first choice)."""
+def first_choices(fit_dir):
+    """Per shape ("MxNxK") of a fit's residuals.csv: (the best measured time over the measured
+    time of the model's first choice, that first choice)."""
     by = {}
     with open(os.path.join(fit_dir, "residuals.csv")) as f:
         for r in csv.DictReader(f):
-            by.setdefault((r["m"], r["n"], int(r["k"])), []).append(
+            by.setdefault("%sx%sx%s" % (r["m"], r["n"], r["k"]), []).append(
                 (float(r["predicted_us"]), r["schedule"], float(r["measured_us"])))
     # Equal prices are broken by the schedule's name, as the fit and `CostModel::rank` do.
-    return [(shape[2], min(m for _, _, m in pts) / min(pts)[2]) for shape, pts in by.items()]
+    return {shape: (min(m for _, _, m in pts) / min(pts)[2], min(pts)[1])
+            for shape, pts in by.items()}
+
+
+def top1_by_shape(fit_dir):
+    """Per shape of a fit's residuals.csv: (K, the model's top-1)."""
+    return [(int(shape.split("x")[2]), top1)
+            for shape, (top1, _) in first_choices(fit_dir).items()]
 
 
 def pitch_class(k):

@@ -8,15 +8,17 @@ below FLOOR x the shipped one's.
     [--gain 1.01] [--floor 0.95]
 DIR: a calibrate output folder (calibration.json or .json.gz), or a .tgz of such folders."""
 import argparse
-import csv
 import glob
 import math
 import os
 import subprocess
+import sys
 import tarfile
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "cost_model"))
+from accuracy import first_choices  # noqa: E402
 FORGE = os.environ.get("FORGE", os.path.join(ROOT, "target", "release", "forge"))
 
 
@@ -40,14 +42,7 @@ def top1(dirs, profile, model, tmp):
     cmd = [FORGE, "calibrate", "--fit", ",".join(dirs), "--sweeps", "0", "--no-loso",
            "--out", out, "--profile", profile] + (["--start", model] if model else [])
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
-    by = {}
-    with open(os.path.join(out, "residuals.csv")) as f:
-        for r in csv.DictReader(f):
-            by.setdefault("%sx%sx%s" % (r["m"], r["n"], r["k"]), []).append(
-                (float(r["predicted_us"]), float(r["measured_us"]), r["schedule"]))
-    # Equal prices are broken by the schedule's name, never by the measured time.
-    first = {s: min(pts, key=lambda p: (p[0], p[2])) for s, pts in by.items()}
-    return {s: (min(m for _, m, _ in pts) / first[s][1], first[s][2]) for s, pts in by.items()}
+    return first_choices(out)
 
 
 def main():

@@ -1,6 +1,6 @@
 """Session 36, issue #13 (CPU): session36_pitch.sh's timings side by side. For each shape
 family (M x N), each schedule timed at every K of the family: measured and priced µs per K, and
-the row pitch class of each K (K*4 mod 128: 0 aligned, 64 half-line, 32 or 96 quarter-line).
+the row pitch class of each K (accuracy.pitch_class).
   python3 tests/device/session36_pitch_table.py CALIBRATION_CSV [--all]
 Without --all, only the schedules of session36_pitch_list.txt and each K's fastest."""
 import collections
@@ -8,12 +8,10 @@ import csv
 import os
 import sys
 
-LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "session36_pitch_list.txt")
-
-
-def pitch(k):
-    p = k * 4 % 128
-    return {0: "aligned", 64: "half"}.get(p, "quarter" if p in (32, 96) else "unaligned")
+HERE = os.path.dirname(os.path.abspath(__file__))
+LIST = os.path.join(HERE, "session36_pitch_list.txt")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "cost_model"))
+from accuracy import pitch_class  # noqa: E402
 
 
 def main():
@@ -32,7 +30,7 @@ def main():
         keep = set().union(*[set(ks[k]) for k in order])
         if "--all" not in sys.argv:
             keep = {s for s in keep if s in listed or s in fastest}
-        print("\n%dx%d: " % (m, n) + ", ".join("K=%d (%s)" % (k, pitch(k)) for k in order))
+        print("\n%dx%d: " % (m, n) + ", ".join("K=%d (%s)" % (k, pitch_class(k)) for k in order))
         print("| schedule | " + " | ".join("K=%d meas / priced" % k for k in order) + " |")
         print("|---|" + "---|" * len(order))
         for s in sorted(keep, key=lambda s: ks[order[0]].get(s, (1e9,))[0]):
