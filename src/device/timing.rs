@@ -133,18 +133,11 @@ pub fn heat(
     if !ms.is_finite() || ms <= 0.0 {
         return Ok(0.0);
     }
-    let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let (start, stop) = (gpu.ctx.new_event(timing)?, gpu.ctx.new_event(timing)?);
-    let (mut launches, mut batch, mut busy_ms) = (0usize, 1usize, 0f64);
+    let (mut set, mut batch, mut busy_ms) = (0usize, 1usize, 0f64);
     let wall = Instant::now();
     while busy_ms < ms && wall.elapsed().as_secs_f64() * 1e3 < 4.0 * ms + 1e3 {
-        start.record(&gpu.stream)?;
-        for _ in 0..batch {
-            launch(launches % sets.max(1))?;
-            launches += 1;
-        }
-        stop.record(&gpu.stream)?;
-        let took = start.elapsed_ms(&stop)? as f64;
+        let per_launch_us = timed_slices(gpu, sets, &mut set, batch, 1, &mut launch)?[0];
+        let took = per_launch_us * batch as f64 / 1e3;
         busy_ms += took;
         // Batches of ~50 ms keep the GPU busy between the host's event checks.
         batch = ((batch as f64 * 50.0 / took.max(1e-3)).ceil() as usize).clamp(1, 100_000);

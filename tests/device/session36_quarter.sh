@@ -14,6 +14,8 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv > "
 if grep -q H200 "$O/gpu.txt"; then profile=sm_90a-h200.toml; else profile=sm_90a-h100.toml; fi
 [ -f "$profile" ] || profile=../../profiles/$profile
 mkdir -p cache "$O/cal47"
+# Kernels precompiled on the CPU machine (`forge calibrate --compile-only`, same arguments), if given.
+[ ! -f c47.tar.xz ] || tar xJf c47.tar.xz -C cache
 start=$SECONDS
 for s in $(tr ',' ' ' < "$Q/shapes.txt"); do
   [ $((SECONDS - start)) -lt "${BUDGET_S:-420}" ] || { echo "budget: $s not timed" >> "$O/cal47-log.txt"; continue; }
