@@ -5,8 +5,8 @@
 # session36_pitch_list.txt at five quarter-line shapes and their aligned twins, `forge
 # calibrate --top 0 --sample 0 --repeat 2` (the gate checks every kernel's bits), four runs in
 # the order base, paired, paired, base, each from the working tree's kernels/ (FORGE_KERNEL_DIR).
-# From a build_drop.sh folder with the tree at ../..; pk.tar.xz: the kernels precompiled here.
-#   bash session37_paired_k.sh     ($OUT/pk.tgz: pk/<run>/calibration.{json,csv}, pk-log.txt)
+# No run starts past BUDGET_S seconds (400). From a build_drop.sh folder with the tree at ../..; pk.tar.xz: the kernels precompiled here.
+#   BUDGET_S=400 bash session37_paired_k.sh     ($OUT/pk.tgz: pk/<run>/calibration.{json,csv}, pk-log.txt)
 set -uo pipefail
 O=${OUT:?OUT must name the results folder}
 T=../../tests/device
@@ -15,7 +15,9 @@ mkdir -p cache "$O/pk"
 [ ! -f pk.tar.xz ] || tar xJf pk.tar.xz -C cache
 export FORGE_KERNEL_DIR=$(cd ../../kernels && pwd)
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv,noheader >> "$O/pk/gpu.txt"
+start=$SECONDS
 for run in base1 paired1 paired2 base2; do
+  [ $((SECONDS - start)) -lt "${BUDGET_S:-400}" ] || { echo "$run: budget, not run" >> "$O/pk/gpu.txt"; continue; }
   case $run in paired*) d=FORGE_PAIRED_K=1 ;; *) d= ;; esac
   FORGE_KERNEL_DEFINES=$d ./forge calibrate --arch sm_90a --shapes "$SHAPES" --top 0 --sample 0 \
     --repeat "${REPEAT:-2}" --schedules "$T/session36_pitch_list.txt" --cache cache \
