@@ -84,9 +84,6 @@
 #define FWG_WG FORGE_CONSUMER_WG
 #define FWG_CL FORGE_CLUSTER
 #define FWG_ST FORGE_STAGES
-#ifndef FORGE_PAIRED_K
-#define FORGE_PAIRED_K 0
-#endif
 #define FWG_ROWS (FORGE_PINGPONG ? FWG_BM : FWG_BM / FWG_WG)  // rows per consumer warpgroup
 #define FWG_MB (FWG_ROWS / 64)           // m64 blocks per consumer warpgroup
 #define FWG_ACC (FWG_BN / 2)             // f32 accumulators per thread per m64 block
@@ -561,7 +558,6 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
                 const int m0 = forge_inward(forge_row0(w, (int)rank), FWG_BM, p.M);
                 const int n0 = narrow ? forge_inward(w.tn * FORGE_TAIL_BN, FORGE_TAIL_BN, p.N)
                                       : forge_inward(forge_col0(w), FWG_BN, p.N);
-#if !FORGE_PAIRED_K
                 for (int kt = w.kt_begin; kt < w.kt_end; ++kt) {
                     fwg_mbar_wait(empty0 + 8 * stage, phase ^ 1);
                     const unsigned full = full0 + 8 * stage;
@@ -581,53 +577,6 @@ forge_gemm(const __grid_constant__ ForgeTensorMap tmA, const __grid_constant__ F
 #endif
                     if (++stage == FWG_ST) { stage = 0; phase ^= 1; }
                 }
-#else
-                // FORGE_PAIRED_K: two consecutive k-tiles are issued together, once
-                // all their stages are free, A's boxes first and then B's, so a row's adjacent
-                // 128-byte pieces reach the L2 close in time. Where a row pitch is not a whole
-                // number of 128-byte lines, the line a row's piece kt ends in is the line its
-                // piece kt + 1 starts in (session 37 experiment). Same stages, same order of
-                // k-tiles, same consumers: the same bits.
-                for (int kt = w.kt_begin; kt < w.kt_end; kt += 2) {
-                    const int n_kt = min(2, w.kt_end - kt);
-                    int st[2];
-#pragma unroll
-                    for (int j = 0; j < 2; ++j) {
-                        if (j < n_kt) {
-                            fwg_mbar_wait(empty0 + 8 * stage, phase ^ 1);
-                            st[j] = stage;
-                            if (++stage == FWG_ST) { stage = 0; phase ^= 1; }
-                        }
-                    }
-#pragma unroll
-                    for (int j = 0; j < 2; ++j) {
-                        if (j < n_kt) {
-                            // A narrow unit loads TAIL_BN rows of B into the front of the B region.
-                            fwg_mbar_expect_tx(full0 + 8 * st[j],
-                                               narrow ? a_load + FORGE_TAIL_BN * 128 : a_load + b_load);
-                            fwg_tma_load(base + st[j] * FWG_STAGE_BYTES, &tmA, (kt + j) * 32, m0,
-                                         full0 + 8 * st[j]);
-                        }
-                    }
-#pragma unroll
-                    for (int j = 0; j < 2; ++j) {
-                        if (j < n_kt) {
-                            const unsigned full = full0 + 8 * st[j];
-                            const unsigned sb = base + st[j] * FWG_STAGE_BYTES + FWG_A_BYTES;
-                            const int kc = (kt + j) * 32;
-#if FORGE_RETILED_TAIL
-                            fwg_tma_load(sb, narrow ? &tmB2 : &tmB, kc, n0, full);
-#elif FORGE_CLUSTER == 1
-                            fwg_tma_load(sb, &tmB, kc, n0, full);
-#else
-                            fwg_tma_load_mc(sb + rank * (FWG_BN / FWG_CL) * 128, &tmB, kc,
-                                            n0 + (int)rank * (FWG_BN / FWG_CL), full,
-                                            (unsigned short)((1u << FWG_CL) - 1));
-#endif
-                        }
-                    }
-                }
-#endif
             });
         }
 #if FWG_ROUND_BY_PRODUCER

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 37 (issue #13), registered before any timing: does issuing two consecutive k-tiles'
-# TMA loads together (FORGE_PAIRED_K=1 in kernels/wgmma_tf32.cu: A's two boxes, then B's) win
+# Session 37 (issue #13), registered before any timing. Run at 9ca929c, whose kernels/ has
+# FORGE_PAIRED_K (rejected and removed after this run: reports/notes.md, session 37, item 4).
+# Does issuing two consecutive k-tiles' TMA loads together (FORGE_PAIRED_K=1 in kernels/wgmma_tf32.cu: A's two boxes, then B's) win
 # back what quarter-line row pitches cost the narrow tiles? The tiles of
 # session36_pitch_list.txt at five quarter-line shapes and their aligned twins, `forge
 # calibrate --top 0 --sample 0 --repeat 2` (the gate checks every kernel's bits), four runs in
