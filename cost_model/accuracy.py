@@ -11,7 +11,8 @@ page. Two kinds of data, both judged with the constants of this build (or MODEL)
     a shape the profile does not hold) where the screens timed it.
 Every set is priced for its own device (the H100 or the H200 profile). A set marked "chose"
 was used to choose constants at some time; only sets marked "held out" were not (see
-reports/notes.md), except for the quarter-line factor, chosen on sets through 46 (the page says so). Old sets ran older kernels: a miss there can be a kernel since changed.
+reports/notes.md), except for the quarter-line factor, chosen on sets through 46 (the page says
+so). Old sets ran older kernels: a miss there can be a kernel since changed.
   python3 cost_model/accuracy.py [--model MODEL_TOML] > reports/model-accuracy.md
 (needs target/release/forge, or FORGE=<a forge build>; ~40 s on two cores)
 """

@@ -2409,8 +2409,9 @@ mod tests {
             0.0,
             "shipped: off"
         );
-        // At this pitch (712 · 4 B, a quarter line) the shipped line split makes the L2 term bind; the norm is
-        // shown with the split unpriced, where the stored twins' latency gap was seen.
+        // At this pitch (712 · 4 B, a quarter line) the shipped line split makes the L2 term
+        // bind; the norm is shown with the split unpriced, where the stored twins' latency gap
+        // was seen.
         let off = shipped_with(|g| {
             g.line_split_row_l2_factor = 1.0;
             g.quarter_line_row_l2_factor = 0.0
