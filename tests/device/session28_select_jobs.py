@@ -62,6 +62,14 @@ set 41 failed by one shape, 0.878x at K = 1032; the single losses of sets 34, 38
 all at K <= 1520, their gains mostly at K >= 1592; chosen after seeing those four sets, so only
 a fresh set can judge it; reports/notes.md, session 34): broad seed 7070, moved seed 7171, roles
 h100_splitstagek1536 and h200_splitstagek1536, the rule of sets 26-38.
+Set 48 (session 37, for a later session), the other way round: the quarter-line L2 factor
+shipped at 1.75 after calibration set 47 passed, and the "hypothesis" is the factor off
+(`quarter_line_row_l2_factor` 1.75 -> 0), so the moved shapes are quarter-line ones where the
+factor moved a profile's pick: broad seed 7878, moved seed 7979, roles h100_q0 and h200_q0.
+Registered before timing: the shipped picks hold if `judge_hypothesis.py selection.txt` gives
+the q0 picks at most 1.0x the shipped ones in geomean and no shape above 1.05x (the shipped
+pick at least 0.95 of the old one everywhere); and, #13's selection goal, every shape's
+profile pick at least 0.95 of the fresh tune (the best screened).
 The hypothesis' constants are the shipped cost_model/model.toml with SETS' overrides, written
 to DEST/model.toml. Writes DEST/jobs.{txt,json}; `--scan` prints the shapes only.
   PYTHONPATH=tests/device python3 tests/device/session28_select_jobs.py DEST 26 [--scan]
@@ -92,6 +100,7 @@ SETS = {
             "split_stage_merge_half_line_factor": 0.0}, "_splitstageq", 6868, 6969, 8),
     "42": ({"split_stage_merge_loss_per_stage": 0.05, "split_stage_merge_min_k": 1536.0},
            "_splitstagek1536", 7070, 7171, 8),
+    "48": ({"quarter_line_row_l2_factor": 0.0}, "_q0", 7878, 7979, 8),
 }
 
 
