@@ -2290,6 +2290,17 @@ mod tests {
         assert!(with("1.5").is_err(), "an exponent above 1 is refused");
     }
 
+    /// `m`'s priced L2 time (µs) of the schedule `name` at M×N×K on the H200 (TN).
+    fn h200_l2_us(m: &CostModel, name: &str, rows: u32, cols: u32, k: u32) -> f64 {
+        let p = m.predict(
+            &h200(),
+            &sched(name),
+            &Shape::new(rows, cols, k),
+            Layout::Tn,
+        );
+        p.terms.l2_us
+    }
+
     #[test]
     fn the_line_split_factor_scales_l2_reads_only_of_rows_that_straddle_lines() {
         let shipped = CostModel::shipped();
@@ -2299,11 +2310,14 @@ mod tests {
         );
         let off = shipped_with(|g| g.line_split_row_l2_factor = 1.0);
         let m = shipped_with(|g| g.line_split_row_l2_factor = 2.0);
-        let arch = h200();
         let l2 = |m: &CostModel, k| {
-            let name = "wgmma_tf32_128x120x32_s6_wg1_swz1_pers_c1_k1";
-            let p = m.predict(&arch, &sched(name), &Shape::new(21808, 344, k), Layout::Tn);
-            p.terms.l2_us
+            h200_l2_us(
+                m,
+                "wgmma_tf32_128x120x32_s6_wg1_swz1_pers_c1_k1",
+                21808,
+                344,
+                k,
+            )
         };
         // Pitch 3248 · 4 B = 101.5 lines: both operands' rows straddle two lines; C's stores
         // are not scaled, so the L2 time grows by a little less than 2×.
@@ -2323,11 +2337,14 @@ mod tests {
         assert_eq!(CostModel::shipped().global.quarter_line_row_l2_factor, 1.75);
         let shipped = shipped_with(|g| g.quarter_line_row_l2_factor = 0.0);
         let m = shipped_with(|g| g.quarter_line_row_l2_factor = 3.0);
-        let arch = h200();
         let l2 = |m: &CostModel, k| {
-            let name = "wgmma_tf32_128x128x32_s6_wg1_swz1c_np_c1_k1";
-            let p = m.predict(&arch, &sched(name), &Shape::new(192, 8064, k), Layout::Tn);
-            p.terms.l2_us
+            h200_l2_us(
+                m,
+                "wgmma_tf32_128x128x32_s6_wg1_swz1c_np_c1_k1",
+                192,
+                8064,
+                k,
+            )
         };
         // 7944 · 4 B ≡ 32 and 7960 · 4 B ≡ 96 (mod 128): quarter-line pitches, priced at 3
         // instead of `line_split_row_l2_factor` (1.5), so a little less than twice the L2 time
