@@ -123,10 +123,17 @@ def gm(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs))
 
 
+def fit(dirs, out_dir, profile=None, model=None):
+    """`forge calibrate --fit DIRS --sweeps 0 --no-loso` (the constants judged, not moved) into
+    `out_dir` (residuals.csv there), with `profile` and the constants `model` (None: the
+    build's); returns what it printed."""
+    cmd = [FORGE, "calibrate", "--fit", dirs, "--sweeps", "0", "--no-loso", "--out", out_dir]
+    cmd += (["--profile", profile] if profile else []) + (["--start", model] if model else [])
+    return subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+
+
 def calibration_row(dirs, device, model, tmp):
-    cmd = [FORGE, "calibrate", "--fit", dirs, "--sweeps", "0", "--no-loso", "--out", tmp,
-           "--profile", PROFILES[device]] + (["--start", model] if model else [])
-    out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    out = fit(dirs, tmp, PROFILES[device], model)
     line = next(x for x in out.splitlines() if x.startswith("train, before") and "top-1" in x)
     shapes = re.search(r"(\d+) training shapes", out).group(1)
     get = lambda pat: re.search(pat, line).group(1)  # noqa: E731

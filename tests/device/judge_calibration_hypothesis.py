@@ -9,17 +9,14 @@ below FLOOR x the shipped one's.
 DIR: a calibrate output folder (calibration.json or .json.gz), or a .tgz of such folders."""
 import argparse
 import glob
-import math
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "cost_model"))
-from accuracy import first_choices  # noqa: E402
-FORGE = os.environ.get("FORGE", os.path.join(ROOT, "target", "release", "forge"))
+from accuracy import first_choices, fit, gm  # noqa: E402
 
 
 def data_dirs(paths, tmp):
@@ -39,9 +36,7 @@ def data_dirs(paths, tmp):
 def top1(dirs, profile, model, tmp):
     """{shape: (top-1, the first choice)} under `model` (None: the build's constants)."""
     out = os.path.join(tmp, "fit-%s" % ("hyp" if model else "shipped"))
-    cmd = [FORGE, "calibrate", "--fit", ",".join(dirs), "--sweeps", "0", "--no-loso",
-           "--out", out, "--profile", profile] + (["--start", model] if model else [])
-    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True)
+    fit(",".join(dirs), out, profile, model)
     return first_choices(out)
 
 
@@ -66,7 +61,6 @@ def main():
         print("| %s | %.3f | %s | %.3f | %s | %.3f |" % (
             s, ship[s][0], ship[s][1].replace("wgmma_tf32_", ""), hyp[s][0],
             hyp[s][1].replace("wgmma_tf32_", ""), r))
-    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
     g, worst = gm(ratios), min(ratios)
     print("\n%d shapes: shipped top-1 %.4f, hypothesis %.4f; ratio geomean %.4f (rule >= %.2f), "
           "worst %.3f (rule >= %.2f): %s" % (

@@ -4,13 +4,12 @@ ratio base / paired (geomean of the two runs of each), and the scatter between t
 one kind (the larger of |base1/base2 - 1| and |paired1/paired2 - 1|), plus every run's gate.
   python3 tests/device/session37_paired_k_table.py PK_DIR     (the unpacked pk/ folder)"""
 import csv
-import math
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "cost_model"))
-from accuracy import pitch_class  # noqa: E402
+from accuracy import gm, pitch_class  # noqa: E402
 
 RUNS = ("base1", "paired1", "paired2", "base2")
 
@@ -35,7 +34,6 @@ def main():
             bad = [g for g in gates if g != "pass"]
             print("%s: %d timings, gate %s" % (run, len(gates), "all pass" if not bad else bad))
     keys = sorted(set.intersection(*[set(v) for v in runs.values()]))
-    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
     by_class = {}
     print("| shape (pitch) | tile | base µs | paired µs | base/paired | scatter |")
     print("|---|---|---:|---:|---:|---:|")

@@ -6,23 +6,18 @@ their ratio, and the same ratio as the shipped cost model prices it (`forge cali
   python3 tests/device/session37_pitch_cost.py PK_DIR     (the unpacked pk/ folder; FORGE=<forge>)"""
 import collections
 import csv
-import math
 import os
-import subprocess
 import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "cost_model"))
-from accuracy import pitch_class  # noqa: E402
-
-FORGE = os.environ.get("FORGE", os.path.join(ROOT, "target/release/forge"))
+from accuracy import fit, gm, pitch_class  # noqa: E402
 
 
 def residuals(run_dir, tmp):
     out = os.path.join(tmp, os.path.basename(run_dir))
-    subprocess.run([FORGE, "calibrate", "--fit", run_dir, "--sweeps", "0", "--no-loso", "--out",
-                    out], check=True, capture_output=True)
+    fit(run_dir, out)
     return list(csv.DictReader(open(os.path.join(out, "residuals.csv"))))
 
 
@@ -34,7 +29,6 @@ def main():
                 key = (int(r["m"]), int(r["n"]), int(r["k"]), r["schedule"])
                 times[key].append(float(r["measured_us"]))
                 priced[key], bound[key] = float(r["predicted_us"]), r["dominant"]
-    gm = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs))  # noqa: E731
     families = collections.defaultdict(set)
     for m, n, k, _ in times:
         families[(m, n)].add(k)
