@@ -231,7 +231,7 @@ def screens_row(sel_dir, device, model):
     min_rounds = min(screens.MIN_ROUNDS, rounds)
     profile = os.path.join(ROOT, PROFILES[device])
     pred = screens.ranked(sorted(times), profile, model)
-    first, in4, rhos, chosen, chosen_k = [], 0, [], [], []
+    first, in4, rhos, chosen_k = [], 0, [], []
     for shape, meas, names, best, _, rho in screens.scored(times, pred, min_rounds):
         first.append(meas[best] / meas[names[0]])
         in4 += best in names[:4]
@@ -242,14 +242,14 @@ def screens_row(sel_dir, device, model):
                  if len(v) >= min_rounds}
         pick = select(profile, shape, forge=FORGE, model=model)
         if pick in timed:
-            chosen.append(min(timed.values()) / timed[pick])
-            chosen_k.append((int(shape.split("x")[2]), chosen[-1]))
+            chosen_k.append((int(shape.split("x")[2]), min(timed.values()) / timed[pick]))
+    chosen = [r for _, r in chosen_k]
     sel = ("%.3f (%.3f), %d timed" % (gm(chosen), min(chosen), len(chosen))
            if chosen else "none timed")
     cells = [str(len(first)), str(rounds), "%.3f (%.3f)" % (gm(first), min(first)),
              "%d/%d" % (in4, len(first)),
              "%.2f" % statistics.median([r for r in rhos if r == r]), sel]  # NaN: rho undefined
-    return cells, first, chosen, chosen_k
+    return cells, first, chosen_k
 
 
 def pooled(calibration, screens, use=None):
@@ -309,9 +309,9 @@ def main():
         rows = []
         for i, (name, device, use, path) in enumerate(SCREENS):
             d = screens_dir(path, os.path.join(tmp, "s%d" % i))
-            cells, first, chosen, chosen_k = screens_row(d, device, model)
+            cells, first, chosen_k = screens_row(d, device, model)
             rows.append([name, device.upper(), use] + cells)
-            screen_stats.append((use, first, chosen))
+            screen_stats.append((use, first, [r for _, r in chosen_k]))
             picks_by_k.append((use, chosen_k))
         print("\n## Selection screens (held-out sets' rounds)\n")
         print("\"first\": the model's first choice among the screened schedules against the "
